@@ -1,0 +1,10 @@
+// Each subcommand registers its flags and its action on the top-level app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace dynacomm::cli {
+
+void add_plan_command(CLI::App& app);
+
+}  // namespace dynacomm::cli

@@ -1,0 +1,164 @@
+// `dynacomm plan`: predicted iteration time of every strategy for a profile and a link.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "plan/planner.h"
+#include "plan/quantity.h"
+#include "plan/simulate.h"
+#include "report/chrome_trace.h"
+
+namespace dynacomm::cli {
+
+namespace {
+
+struct PlanFlags {
+  std::string profile;
+  std::string down = "";
+  std::string up;  // empty: same as down
+  std::string latency = "10ms";
+  std::string overhead = "5ms";
+  std::string overhead_down, overhead_up;  // empty: --overhead
+  std::string scheduler = "all";
+  bool json = false;
+  std::string timeline;
+  plan::PlannerOptions planner;
+};
+
+struct Row {
+  plan::Plan plan;
+  plan::Timeline timeline;
+  double predicted_ms;
+};
+
+std::string segment_text(const plan::ModelProfile& p, const plan::Segment& s) {
+  std::int64_t bytes = 0;
+  for (int u = s.first; u <= s.last; ++u) bytes += p.units[u].bytes;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f MB", static_cast<double>(bytes) / 1e6);
+  std::string range = s.first == s.last ? std::to_string(s.first)
+                                        : std::to_string(s.first) + "-" + std::to_string(s.last);
+  std::string names = s.first == s.last ? p.units[s.first].name
+                                        : p.units[s.first].name + " .. " + p.units[s.last].name;
+  return range + "  (" + names + ", " + buf + ")";
+}
+
+int run_plan(const PlanFlags& f) {
+  plan::ModelProfile profile = plan::load_model_profile(f.profile);
+  plan::LinkProfile link;
+  link.down_bps = plan::parse_bandwidth_bps(f.down);
+  link.up_bps = f.up.empty() ? link.down_bps : plan::parse_bandwidth_bps(f.up);
+  link.latency_ms = plan::parse_duration_ms(f.latency);
+  const double overhead = plan::parse_duration_ms(f.overhead);
+  link.overhead_down_ms =
+      f.overhead_down.empty() ? overhead : plan::parse_duration_ms(f.overhead_down);
+  link.overhead_up_ms = f.overhead_up.empty() ? overhead : plan::parse_duration_ms(f.overhead_up);
+  link.validate();
+  f.planner.validate();
+
+  std::vector<std::string> names;
+  if (f.scheduler == "all")
+    names = plan::planner_names();
+  else
+    names.push_back(f.scheduler);
+
+  const double ideal = plan::ideal_ms(profile, link);
+  const double sequential =
+      plan::simulate(profile, link, plan::make_plan("sequential", profile, link, f.planner));
+  std::vector<Row> rows;
+  for (const auto& name : names) {
+    Row r{plan::make_plan(name, profile, link, f.planner), {}, 0};
+    r.predicted_ms = plan::simulate(profile, link, r.plan, &r.timeline);
+    rows.push_back(std::move(r));
+  }
+
+  if (!f.timeline.empty()) {
+    report::ChromeTrace trace;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      trace.add_timeline(rows[i].timeline, rows[i].plan.scheduler + " (simulated)",
+                         static_cast<int>(i));
+    trace.write(f.timeline);
+  }
+
+  if (f.json) {
+    for (const Row& r : rows) {
+      // Keys in the documented order: scheduler, pull, push, predicted_ms, ideal_ms.
+      nlohmann::json p = plan::to_json(r.plan);
+      nlohmann::ordered_json j;
+      j["scheduler"] = r.plan.scheduler;
+      j["pull"] = p["pull"];
+      j["push"] = p["push"];
+      j["predicted_ms"] = r.predicted_ms;
+      j["ideal_ms"] = ideal;
+      std::cout << j.dump() << "\n";
+    }
+    return 0;
+  }
+
+  std::printf("profile: %s, batch %d, %d units, %.2f MB, forward %.1f ms, backward %.1f ms\n",
+              profile.model.c_str(), profile.batch, profile.num_units(),
+              static_cast<double>(profile.total_bytes()) / 1e6, profile.total_forward_ms(),
+              profile.total_backward_ms());
+  std::printf(
+      "link:    down %s, up %s, per transmission %.3g ms down / %.3g ms up, latency %.3g ms\n\n",
+      plan::format_bandwidth(link.down_bps).c_str(), plan::format_bandwidth(link.up_bps).c_str(),
+      link.overhead_down_ms, link.overhead_up_ms, link.latency_ms);
+  std::printf("%-12s %14s %14s %10s %6s %6s\n", "scheduler", "predicted", "vs sequential",
+              "vs ideal", "pull", "push");
+  const Row* best = &rows.front();
+  for (const Row& r : rows) {
+    std::printf("%-12s %11.1f ms %13.2fx %9.3fx %6zu %6zu\n", r.plan.scheduler.c_str(),
+                r.predicted_ms, sequential / r.predicted_ms, r.predicted_ms / ideal,
+                r.plan.pull.size(), r.plan.push.size());
+    if (r.predicted_ms <= best->predicted_ms) best = &r;  // ties: the later (dynacomm last)
+  }
+  std::printf("%-12s %11.1f ms %13.2fx %9.3fx %6d %6d   (layerwise, no per-transmission cost)\n",
+              "ideal", ideal, sequential / ideal, 1.0, profile.num_units(), profile.num_units());
+  std::printf("\nbest: %s, %.1f ms per iteration\n", best->plan.scheduler.c_str(),
+              best->predicted_ms);
+  std::printf("  pull segments (in order):\n");
+  for (const auto& s : best->plan.pull) std::printf("    %s\n", segment_text(profile, s).c_str());
+  std::printf("  push segments (in send order):\n");
+  for (const auto& s : best->plan.push) std::printf("    %s\n", segment_text(profile, s).c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto flags = std::make_shared<PlanFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Plan the pull and push of one iteration with every strategy and predict its time");
+  cmd->add_option("--profile", flags->profile, "Model profile JSON (see profiles/)")->required();
+  cmd->add_option("--down", flags->down, "Downlink bandwidth, e.g. 100mbit (kbit, mbit, gbit)")
+      ->required();
+  cmd->add_option("--up", flags->up, "Uplink bandwidth (default: same as --down)");
+  cmd->add_option("--latency", flags->latency, "One-way latency, e.g. 10ms (us, ms, s)")
+      ->capture_default_str();
+  cmd->add_option("--overhead", flags->overhead, "Fixed cost of one transmission, both directions")
+      ->capture_default_str();
+  cmd->add_option("--overhead-down", flags->overhead_down, "Fixed cost of one pull transmission");
+  cmd->add_option("--overhead-up", flags->overhead_up, "Fixed cost of one push transmission");
+  std::string known = "all";
+  for (const auto& n : plan::planner_names()) known += "|" + n;
+  cmd->add_option("--scheduler", flags->scheduler, "Strategy: " + known)->capture_default_str();
+  cmd->add_flag("--json", flags->json, "One JSON object per strategy, one per line");
+  cmd->add_option("--timeline", flags->timeline,
+                  "Write a Chrome-trace JSON of the simulated iteration(s) to this file");
+  cmd->add_option("--bucket-mb", flags->planner.bucket_mb, "bucket: bucket cap in MiB")
+      ->capture_default_str();
+  cmd->add_option("--first-bucket-mb", flags->planner.first_bucket_mb,
+                  "bucket: first bucket's cap in MiB")
+      ->capture_default_str();
+  cmd->callback([flags]() {
+    int rc = run_plan(*flags);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace dynacomm::cli

@@ -1,0 +1,116 @@
+#include "plan/plan.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/error.h"
+#include "plan/json_fields.h"
+
+namespace dynacomm::plan {
+
+using nlohmann::json;
+
+namespace {
+
+std::string seg_name(const char* dir, std::size_t i, const Segment& s) {
+  std::ostringstream os;
+  os << dir << "[" << i << "] [" << s.first << "," << s.last << "]";
+  return os.str();
+}
+
+void check_range(const char* dir, std::size_t i, const Segment& s, int num_units) {
+  if (s.first > s.last) throw InvalidInput(seg_name(dir, i, s) + ": first unit is after last unit");
+  if (s.first < 0 || s.last >= num_units)
+    throw InvalidInput(seg_name(dir, i, s) + ": unit out of range 0.." +
+                       std::to_string(num_units - 1));
+}
+
+}  // namespace
+
+void Plan::validate(int num_units) const {
+  if (num_units <= 0) throw InvalidInput("plan: model has no units");
+  if (pull.empty()) throw InvalidInput("plan: pull: no segments");
+  if (push.empty()) throw InvalidInput("plan: push: no segments");
+  int expect = 0;  // pull must start at unit 0 and ascend without gap or overlap
+  for (std::size_t i = 0; i < pull.size(); ++i) {
+    check_range("pull", i, pull[i], num_units);
+    if (pull[i].first != expect)
+      throw InvalidInput(seg_name("pull", i, pull[i]) + ": starts at unit " +
+                         std::to_string(pull[i].first) + ", expected unit " +
+                         std::to_string(expect));
+    expect = pull[i].last + 1;
+  }
+  if (expect != num_units)
+    throw InvalidInput("plan: pull: units " + std::to_string(expect) + ".." +
+                       std::to_string(num_units - 1) + " are not covered");
+  expect = num_units - 1;  // push must start at the top unit and descend
+  for (std::size_t i = 0; i < push.size(); ++i) {
+    check_range("push", i, push[i], num_units);
+    if (push[i].last != expect)
+      throw InvalidInput(seg_name("push", i, push[i]) + ": ends at unit " +
+                         std::to_string(push[i].last) + ", expected unit " +
+                         std::to_string(expect) + " (push segments go in send order, top first)");
+    expect = push[i].first - 1;
+  }
+  if (expect != -1)
+    throw InvalidInput("plan: push: units 0.." + std::to_string(expect) + " are not covered");
+}
+
+std::vector<Segment> reverse_to_send_order(std::vector<Segment> ascending) {
+  std::reverse(ascending.begin(), ascending.end());
+  return ascending;
+}
+
+std::string format_segments(const std::vector<Segment>& segments) {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    if (i) os << ' ';
+    if (segments[i].first == segments[i].last)
+      os << segments[i].first;
+    else
+      os << segments[i].first << '-' << segments[i].last;
+  }
+  return os.str();
+}
+
+json to_json(const Plan& p) {
+  auto segs = [](const std::vector<Segment>& v) {
+    json a = json::array();
+    for (const auto& s : v) a.push_back({s.first, s.last});
+    return a;
+  };
+  return {{"scheduler", p.scheduler}, {"pull", segs(p.pull)}, {"push", segs(p.push)}};
+}
+
+Plan plan_from_json(const json& j, int num_units, const std::string& context) {
+  Plan p;
+  p.scheduler = detail::optional_string(j, "scheduler", context);
+  auto segs = [&](const char* key) {
+    const json& a = detail::require(j, key, context);
+    std::string where = context + "." + key;
+    if (!a.is_array()) throw InvalidInput(where + ": expected an array of [first,last] pairs");
+    std::vector<Segment> out;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const json& s = a[i];
+      if (!s.is_array() || s.size() != 2 || !s[0].is_number_integer() || !s[1].is_number_integer())
+        throw InvalidInput(where + "[" + std::to_string(i) +
+                           "]: expected [first,last] unit indices, got " + s.dump());
+      long long f = s[0].get<long long>(), l = s[1].get<long long>();
+      if (f < -1 || l < -1 || f > (1 << 30) || l > (1 << 30))
+        throw InvalidInput(where + "[" + std::to_string(i) + "]: unit index out of range");
+      out.push_back({static_cast<int>(f), static_cast<int>(l)});
+    }
+    return out;
+  };
+  p.pull = segs("pull");
+  p.push = segs("push");
+  try {
+    p.validate(num_units);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(context + ": " + e.what());
+  }
+  return p;
+}
+
+}  // namespace dynacomm::plan

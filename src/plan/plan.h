@@ -1,0 +1,58 @@
+// Plans: how one iteration's pull and push are split into transmissions.
+//
+// A Segment is an inclusive range of consecutive units sent in one transmission. A Plan
+// holds the pull segments in arrival order (ascending units, exactly covering 0..L-1) and
+// the push segments in send order (descending: the first one holds unit L-1, the last one
+// unit 0), matching the order in which forward needs parameters and backward produces
+// gradients.
+//
+//   Plan p{"sequential", {{0, 9}}, {{0, 9}}};
+//   p.validate(10);                         // ok
+//   Plan q{"broken", {{0, 3}, {5, 9}}, {{0, 9}}};
+//   q.validate(10);                         // throws: pull[1] starts at unit 5, expected 4
+//
+// Splitting one unit across transmissions (P3/ByteScheduler slices) is a later extension:
+// it will add optional byte offsets to Segment; plans without them mean whole units.
+#pragma once
+
+#include <iosfwd>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace dynacomm::plan {
+
+struct Segment {
+  int first = 0;  // lowest unit index, inclusive
+  int last = 0;   // highest unit index, inclusive
+
+  int size() const { return last - first + 1; }
+  bool operator==(const Segment& o) const { return first == o.first && last == o.last; }
+  bool operator!=(const Segment& o) const { return !(*this == o); }
+};
+
+struct Plan {
+  std::string scheduler;      // which planner made it
+  std::vector<Segment> pull;  // ascending: pull[0].first == 0, pull.back().last == L-1
+  std::vector<Segment> push;  // send order: push[0].last == L-1, push.back().first == 0
+
+  // Throws InvalidInput naming the direction, the segment and the unit when the segments
+  // do not cover 0..num_units-1 exactly once in the required order.
+  void validate(int num_units) const;
+
+  bool operator==(const Plan& o) const { return pull == o.pull && push == o.push; }
+};
+
+// Builds a push plan (send order) from cut points given bottom-up, e.g. the segments
+// [0..3],[4..9] become push {[4,9],[0,3]}.
+std::vector<Segment> reverse_to_send_order(std::vector<Segment> ascending);
+
+// "0-3 4-10" style, for people.
+std::string format_segments(const std::vector<Segment>& segments);
+
+// {"scheduler": "...", "pull": [[0,3],[4,10]], "push": [[9,10],[0,8]]}
+nlohmann::json to_json(const Plan& p);
+// Parses and validates against num_units. Throws InvalidInput naming the field.
+Plan plan_from_json(const nlohmann::json& j, int num_units, const std::string& context);
+
+}  // namespace dynacomm::plan

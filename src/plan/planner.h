@@ -1,0 +1,48 @@
+// Planners: pure functions (model profile, link profile, options) -> Plan, chosen by name.
+//
+// Every strategy the project compares is a planner; the runtime executes any plan, so
+// every comparison is one of plans alone. Adding a strategy is one new file under
+// planners/ and one line in planner_registry.cc.
+//
+//   Plan p = make_plan("dynacomm", profile, link, PlannerOptions{});
+//   for (const auto& info : planner_registry()) std::cout << info.name << "\n";
+//
+// Planners are stateless and thread-safe. They assume a validated profile and link (the
+// public entry point make_plan validates them and throws InvalidInput otherwise).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+#include "plan/profile.h"
+
+namespace dynacomm::plan {
+
+struct PlannerOptions {
+  double bucket_mb = 25.0;       // `bucket`: bucket cap in MB (1 MB = 2^20 bytes), as PyTorch DDP
+  double first_bucket_mb = 1.0;  // `bucket`: cap of the first bucket in MB, as PyTorch DDP
+
+  // Throws InvalidInput naming the option when a value is not positive and finite.
+  void validate() const;
+};
+
+using PlannerFn = Plan (*)(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
+
+struct PlannerInfo {
+  const char* name;
+  const char* summary;  // one line for --help and docs
+  PlannerFn fn;
+};
+
+// All planners, in the order they are reported (sequential first: the baseline).
+const std::vector<PlannerInfo>& planner_registry();
+std::vector<std::string> planner_names();
+
+// Validates inputs, runs the named planner, stamps the plan's scheduler name and checks the
+// result covers every unit. Throws InvalidInput for an unknown name (listing the known
+// ones) or bad inputs.
+Plan make_plan(const std::string& name, const ModelProfile& profile, const LinkProfile& link,
+               const PlannerOptions& options);
+
+}  // namespace dynacomm::plan

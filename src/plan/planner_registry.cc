@@ -1,0 +1,60 @@
+#include <cmath>
+
+#include "base/error.h"
+#include "plan/planner.h"
+
+namespace dynacomm::plan {
+
+// Each planner lives in planners/<name>.cc.
+Plan plan_sequential(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
+Plan plan_layerwise(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
+Plan plan_greedy(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
+Plan plan_mgwfbp(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
+Plan plan_bucket(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
+Plan plan_dynacomm(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
+
+const std::vector<PlannerInfo>& planner_registry() {
+  static const std::vector<PlannerInfo> registry = {
+      {"sequential", "one pull of everything, compute, one push of everything", plan_sequential},
+      {"layerwise", "one transmission per unit, both ways (WFBP / Poseidon)", plan_layerwise},
+      {"greedy", "iBatch-style: grow a segment while that delays nothing waiting on it",
+       plan_greedy},
+      {"mgwfbp", "MG-WFBP rule: merge a unit into its neighbour when that is not slower",
+       plan_mgwfbp},
+      {"bucket", "fixed-size buckets, PyTorch DDP style (first 1 MB, then 25 MB)", plan_bucket},
+      {"dynacomm", "exact DP-optimal segments for pull and push", plan_dynacomm},
+  };
+  return registry;
+}
+
+std::vector<std::string> planner_names() {
+  std::vector<std::string> names;
+  for (const auto& p : planner_registry()) names.emplace_back(p.name);
+  return names;
+}
+
+void PlannerOptions::validate() const {
+  if (!std::isfinite(bucket_mb) || bucket_mb <= 0)
+    throw InvalidInput("planner option bucket_mb: must be positive");
+  if (!std::isfinite(first_bucket_mb) || first_bucket_mb <= 0)
+    throw InvalidInput("planner option first_bucket_mb: must be positive");
+}
+
+Plan make_plan(const std::string& name, const ModelProfile& profile, const LinkProfile& link,
+               const PlannerOptions& options) {
+  for (const auto& p : planner_registry()) {
+    if (name != p.name) continue;
+    profile.validate();
+    link.validate();
+    options.validate();
+    Plan plan = p.fn(profile, link, options);
+    plan.scheduler = p.name;
+    plan.validate(profile.num_units());  // a planner bug must not reach the runtime
+    return plan;
+  }
+  std::string known;
+  for (const auto& n : planner_names()) known += (known.empty() ? "" : ", ") + n;
+  throw InvalidInput("unknown scheduler '" + name + "' (known: " + known + ")");
+}
+
+}  // namespace dynacomm::plan

@@ -1,0 +1,142 @@
+#include "plan/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+#include "plan/simulate.h"
+#include "plan/test_util.h"
+
+namespace dynacomm::plan {
+namespace {
+
+ModelProfile uniform_profile(int n, std::int64_t bytes, double fwd, double bwd) {
+  ModelProfile p;
+  p.model = "uniform";
+  p.batch = 1;
+  for (int i = 0; i < n; ++i)
+    p.units.push_back({"u" + std::to_string(i), bytes / 4, bytes, fwd, bwd});
+  return p;
+}
+
+TEST(Registry, ListsEveryStrategyOnce) {
+  std::vector<std::string> names = planner_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"sequential", "layerwise", "greedy", "mgwfbp",
+                                             "bucket", "dynacomm"}));
+}
+
+TEST(Registry, UnknownNameListsKnownOnes) {
+  ModelProfile p = uniform_profile(3, 1000, 1, 1);
+  try {
+    make_plan("fastest", p, LinkProfile{1e6, 1e6, 0, 0, 0}, {});
+    FAIL();
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("unknown scheduler 'fastest' (known: sequential, layerwise"),
+        std::string::npos);
+  }
+}
+
+TEST(Registry, RejectsBadInputs) {
+  ModelProfile p = uniform_profile(3, 1000, 1, 1);
+  EXPECT_THROW(make_plan("dynacomm", p, LinkProfile{0, 1e6, 0, 0, 0}, {}), InvalidInput);
+  PlannerOptions o;
+  o.bucket_mb = 0;
+  EXPECT_THROW(make_plan("bucket", p, LinkProfile{1e6, 1e6, 0, 0, 0}, o), InvalidInput);
+  ModelProfile empty;
+  empty.model = "e";
+  empty.batch = 1;
+  EXPECT_THROW(make_plan("dynacomm", empty, LinkProfile{1e6, 1e6, 0, 0, 0}, {}), InvalidInput);
+}
+
+// Every strategy yields a plan that covers every unit exactly once, in order, on random
+// profiles of every size we care about; and dynacomm is never beaten, nor beats the ideal.
+TEST(Planners, CoverAllUnitsAndDynacommIsNeverSlower) {
+  std::mt19937_64 rng(42);
+  for (int c = 0; c < 2000; ++c) {
+    ModelProfile profile = testing::random_profile(rng, 1, c < 1500 ? 14 : 200);
+    LinkProfile link = testing::random_link(rng);
+    std::vector<double> times;
+    for (const PlannerInfo& info : planner_registry()) {
+      Plan raw = info.fn(profile, link, PlannerOptions{});
+      ASSERT_NO_THROW(raw.validate(profile.num_units())) << info.name << " case " << c;
+      times.push_back(simulate(profile, link, raw));
+    }
+    const double dynacomm = times.back();
+    const double ideal = ideal_ms(profile, link);
+    for (std::size_t i = 0; i < times.size(); ++i)
+      ASSERT_LE(dynacomm, times[i] * (1 + 1e-12)) << planner_registry()[i].name << " case " << c;
+    ASSERT_LE(ideal, dynacomm * (1 + 1e-12)) << "case " << c;
+  }
+}
+
+TEST(Planners, SequentialAndLayerwiseShapes) {
+  ModelProfile p = uniform_profile(4, 1000, 1, 1);
+  LinkProfile link{1e6, 1e6, 1, 1, 1};
+  Plan s = make_plan("sequential", p, link, {});
+  EXPECT_EQ(format_segments(s.pull), "0-3");
+  EXPECT_EQ(format_segments(s.push), "0-3");
+  Plan l = make_plan("layerwise", p, link, {});
+  EXPECT_EQ(format_segments(l.pull), "0 1 2 3");
+  EXPECT_EQ(format_segments(l.push), "3 2 1 0");
+  EXPECT_EQ(l.scheduler, "layerwise");
+}
+
+TEST(Planners, BucketFollowsDdpCaps) {
+  // 6 units of 0.6 MiB: the first bucket (1 MiB cap) closes after 2 units, the next
+  // (2 MiB cap here) after 4 more... each bucket closes once it reaches its cap.
+  ModelProfile p = uniform_profile(6, 629146, 1, 1);  // 0.6 MiB
+  PlannerOptions o;
+  o.bucket_mb = 2;
+  o.first_bucket_mb = 1;
+  Plan b = make_plan("bucket", p, LinkProfile{1e6, 1e6, 1, 1, 1}, o);
+  EXPECT_EQ(format_segments(b.pull), "0-1 2-5");
+  EXPECT_EQ(format_segments(b.push), "4-5 0-3");
+  // Default caps: 25 MiB swallows everything after the first bucket.
+  Plan d = make_plan("bucket", p, LinkProfile{1e6, 1e6, 1, 1, 1}, {});
+  EXPECT_EQ(format_segments(d.pull), "0-1 2-5");
+}
+
+TEST(Planners, MgwfbpMergesEverythingWhenTransmissionsAreExpensive) {
+  ModelProfile p = uniform_profile(5, 1000, 1, 1);
+  LinkProfile link{1e9, 1e9, 1000, 1000, 0};
+  Plan m = make_plan("mgwfbp", p, link, {});
+  EXPECT_EQ(format_segments(m.pull), "0-4");
+  EXPECT_EQ(format_segments(m.push), "0-4");
+}
+
+TEST(Planners, GreedyBatchesWhileComputeIsBusy) {
+  // Fast link (1000 bytes = 0.008 ms), slow compute (10 ms a unit), 1 ms per transmission.
+  // The first unit comes alone (nothing computes yet); while unit 0 computes (10 ms), the
+  // rest fit into one transmission arriving before the forward reaches them.
+  ModelProfile p = uniform_profile(5, 1000, 10, 10);
+  LinkProfile link{1e9, 1e9, 1, 1, 0};
+  Plan g = make_plan("greedy", p, link, {});
+  EXPECT_EQ(format_segments(g.pull), "0 1-4");
+  // Push mirror: each gradient is ready 10 ms after the last, the uplink is free after
+  // ~1 ms, so waiting for the next unit would delay the transmission: one each.
+  EXPECT_EQ(format_segments(g.push), "4 3 2 1 0");
+}
+
+TEST(Planners, DynacommPicksSequentialWhenOverheadDominates) {
+  ModelProfile p = uniform_profile(6, 1000, 0.1, 0.1);
+  LinkProfile link{1e9, 1e9, 500, 500, 0};
+  Plan d = make_plan("dynacomm", p, link, {});
+  EXPECT_EQ(d.pull.size(), 1u);
+  EXPECT_EQ(d.push.size(), 1u);
+}
+
+TEST(Planners, DynacommMatchesIdealWithoutOverhead) {
+  std::mt19937_64 rng(3);
+  for (int c = 0; c < 200; ++c) {
+    ModelProfile p = testing::random_profile(rng, 1, 40);
+    LinkProfile link = testing::random_link(rng).without_overhead();
+    double d = simulate(p, link, make_plan("dynacomm", p, link, {}));
+    ASSERT_NEAR(d, ideal_ms(p, link), 1e-9 * d);
+  }
+}
+
+}  // namespace
+}  // namespace dynacomm::plan

@@ -1,0 +1,147 @@
+#include "plan/profile.h"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/error.h"
+#include "plan/json_fields.h"
+
+namespace dynacomm::plan {
+
+using nlohmann::json;
+
+std::int64_t ModelProfile::total_bytes() const {
+  std::int64_t s = 0;
+  for (const auto& u : units) s += u.bytes;
+  return s;
+}
+double ModelProfile::total_forward_ms() const {
+  double s = 0;
+  for (const auto& u : units) s += u.forward_ms;
+  return s;
+}
+double ModelProfile::total_backward_ms() const {
+  double s = 0;
+  for (const auto& u : units) s += u.backward_ms;
+  return s;
+}
+
+namespace {
+void check_time(double v, const std::string& field) {
+  if (!std::isfinite(v)) throw InvalidInput(field + ": not a finite number");
+  if (v < 0) throw InvalidInput(field + ": negative value " + std::to_string(v));
+}
+}  // namespace
+
+void ModelProfile::validate() const {
+  if (units.empty()) throw InvalidInput("model profile '" + model + "': units: no units");
+  if (batch <= 0) throw InvalidInput("model profile '" + model + "': batch: must be positive");
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const auto& u = units[i];
+    std::string at = "units[" + std::to_string(i) + "] (" + u.name + ")";
+    if (u.name.empty()) throw InvalidInput("units[" + std::to_string(i) + "].name: empty");
+    if (u.bytes < 0) throw InvalidInput(at + ".bytes: negative value");
+    if (u.params < 0) throw InvalidInput(at + ".params: negative value");
+    check_time(u.forward_ms, at + ".forward_ms");
+    check_time(u.backward_ms, at + ".backward_ms");
+  }
+}
+
+void LinkProfile::validate() const {
+  if (!std::isfinite(down_bps) || down_bps <= 0)
+    throw InvalidInput("link: down_bps: bandwidth must be positive and finite");
+  if (!std::isfinite(up_bps) || up_bps <= 0)
+    throw InvalidInput("link: up_bps: bandwidth must be positive and finite");
+  check_time(overhead_down_ms, "link: overhead_down_ms");
+  check_time(overhead_up_ms, "link: overhead_up_ms");
+  check_time(latency_ms, "link: latency_ms");
+}
+
+ModelProfile model_profile_from_json(const json& j, const std::string& context) {
+  using namespace detail;
+  ModelProfile p;
+  p.model = string_field(j, "model", context);
+  std::int64_t batch = non_negative_integer(j, "batch", context);
+  if (batch <= 0 || batch > (1 << 30)) throw InvalidInput(context + ".batch: must be positive");
+  p.batch = static_cast<int>(batch);
+  p.input = optional_string(j, "input", context);
+  p.machine = optional_string(j, "machine", context);
+  p.measured_with = optional_string(j, "measured_with", context);
+  const json& units = require(j, "units", context);
+  if (!units.is_array()) throw InvalidInput(context + ".units: expected an array");
+  if (units.empty()) throw InvalidInput(context + ".units: no units");
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const json& ju = units[i];
+    std::string where = context + ".units[" + std::to_string(i) + "]";
+    UnitProfile u;
+    u.name = string_field(ju, "name", where);
+    if (u.name.empty()) throw InvalidInput(where + ".name: empty");
+    where += " (" + u.name + ")";
+    u.bytes = non_negative_integer(ju, "bytes", where);
+    u.params = ju.contains("params") ? non_negative_integer(ju, "params", where) : u.bytes / 4;
+    u.forward_ms = non_negative_number(ju, "forward_ms", where);
+    u.backward_ms = non_negative_number(ju, "backward_ms", where);
+    p.units.push_back(std::move(u));
+  }
+  return p;
+}
+
+json to_json(const ModelProfile& p) {
+  json units = json::array();
+  for (const auto& u : p.units) {
+    units.push_back({{"name", u.name},
+                     {"params", u.params},
+                     {"bytes", u.bytes},
+                     {"forward_ms", u.forward_ms},
+                     {"backward_ms", u.backward_ms}});
+  }
+  json j = {{"model", p.model}, {"batch", p.batch}};
+  if (!p.input.empty()) j["input"] = p.input;
+  if (!p.measured_with.empty()) j["measured_with"] = p.measured_with;
+  if (!p.machine.empty()) j["machine"] = p.machine;
+  j["units"] = std::move(units);
+  return j;
+}
+
+LinkProfile link_profile_from_json(const json& j, const std::string& context) {
+  using namespace detail;
+  LinkProfile l;
+  l.down_bps = non_negative_number(j, "down_bps", context);
+  l.up_bps = non_negative_number(j, "up_bps", context);
+  l.overhead_down_ms = non_negative_number(j, "overhead_down_ms", context);
+  l.overhead_up_ms = non_negative_number(j, "overhead_up_ms", context);
+  l.latency_ms = non_negative_number(j, "latency_ms", context);
+  l.validate();
+  return l;
+}
+
+json to_json(const LinkProfile& l) {
+  return {{"down_bps", l.down_bps},
+          {"up_bps", l.up_bps},
+          {"overhead_down_ms", l.overhead_down_ms},
+          {"overhead_up_ms", l.overhead_up_ms},
+          {"latency_ms", l.latency_ms}};
+}
+
+ModelProfile load_model_profile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidInput(path + ": cannot open profile file");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw InvalidInput(path + ": not valid JSON: " + e.what());
+  }
+  return model_profile_from_json(j, path);
+}
+
+void save_model_profile(const ModelProfile& p, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw Error(path + ": cannot write profile file");
+  out << to_json(p).dump(1) << "\n";
+  if (!out) throw Error(path + ": write failed");
+}
+
+}  // namespace dynacomm::plan

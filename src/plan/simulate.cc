@@ -1,0 +1,92 @@
+#include "plan/simulate.h"
+
+#include <algorithm>
+
+#include "plan/planner.h"
+
+namespace dynacomm::plan {
+
+const char* to_string(EventKind k) {
+  switch (k) {
+    case EventKind::kPull:
+      return "pull";
+    case EventKind::kForward:
+      return "forward";
+    case EventKind::kBackward:
+      return "backward";
+    case EventKind::kPush:
+      return "push";
+  }
+  return "?";
+}
+
+double simulate_unchecked(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
+                          Timeline* timeline) {
+  const auto& units = profile.units;
+  if (timeline) timeline->events.clear();
+  auto record = [&](EventKind k, int i, double s, double e) {
+    if (timeline) timeline->events.push_back({k, i, s, e});
+  };
+
+  // Pull and forward, interleaved segment by segment.
+  double downlink_free = 2 * link.latency_ms;  // first byte can arrive one round trip in
+  double compute_free = 0;
+  for (std::size_t j = 0; j < plan.pull.size(); ++j) {
+    const Segment& s = plan.pull[j];
+    std::int64_t bytes = 0;
+    for (int u = s.first; u <= s.last; ++u) bytes += units[u].bytes;
+    double arrived = downlink_free + link.down_ms(bytes);
+    record(EventKind::kPull, static_cast<int>(j), downlink_free, arrived);
+    downlink_free = arrived;
+    compute_free = std::max(compute_free, arrived);
+    for (int u = s.first; u <= s.last; ++u) {
+      double end = compute_free + units[u].forward_ms;
+      record(EventKind::kForward, u, compute_free, end);
+      compute_free = end;
+    }
+  }
+  const double forward_end = compute_free;
+
+  // Backward, top unit first. Push segments are interleaved with it: a segment can go as
+  // soon as the backward of its lowest unit has finished and the uplink is free.
+  double uplink_free = 0;
+  int next_backward = profile.num_units() - 1;
+  for (std::size_t j = 0; j < plan.push.size(); ++j) {
+    const Segment& s = plan.push[j];
+    for (; next_backward >= s.first; --next_backward) {
+      double end = compute_free + units[next_backward].backward_ms;
+      record(EventKind::kBackward, next_backward, compute_free, end);
+      compute_free = end;
+    }
+    std::int64_t bytes = 0;
+    for (int u = s.first; u <= s.last; ++u) bytes += units[u].bytes;
+    double start = std::max(uplink_free, compute_free);
+    uplink_free = start + link.up_ms(bytes);
+    record(EventKind::kPush, static_cast<int>(j), start, uplink_free);
+  }
+  const double iteration = uplink_free + link.latency_ms;
+  if (timeline) {
+    timeline->forward_end_ms = forward_end;
+    timeline->backward_end_ms = compute_free;
+    timeline->iteration_ms = iteration;
+    // Events were recorded in processing order; present each kind in time order.
+    std::stable_sort(timeline->events.begin(), timeline->events.end(),
+                     [](const Event& a, const Event& b) { return a.kind < b.kind; });
+  }
+  return iteration;
+}
+
+double simulate(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
+                Timeline* timeline) {
+  profile.validate();
+  link.validate();
+  plan.validate(profile.num_units());
+  return simulate_unchecked(profile, link, plan, timeline);
+}
+
+double ideal_ms(const ModelProfile& profile, const LinkProfile& link) {
+  return simulate(profile, link.without_overhead(),
+                  make_plan("layerwise", profile, link, PlannerOptions{}));
+}
+
+}  // namespace dynacomm::plan

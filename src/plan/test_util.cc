@@ -1,0 +1,45 @@
+#include "plan/test_util.h"
+
+#include <cmath>
+#include <string>
+
+namespace dynacomm::plan::testing {
+
+namespace {
+double log_uniform(std::mt19937_64& rng, double lo, double hi) {
+  std::uniform_real_distribution<double> d(std::log(lo), std::log(hi));
+  return std::exp(d(rng));
+}
+double uniform(std::mt19937_64& rng, double lo, double hi) {
+  return std::uniform_real_distribution<double>(lo, hi)(rng);
+}
+}  // namespace
+
+ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units) {
+  ModelProfile p;
+  p.model = "random";
+  p.batch = 32;
+  int n = std::uniform_int_distribution<int>(min_units, max_units)(rng);
+  for (int u = 0; u < n; ++u) {
+    UnitProfile unit;
+    unit.name = "u" + std::to_string(u);
+    unit.bytes = static_cast<std::int64_t>(log_uniform(rng, 1e3, 50e6));
+    unit.params = unit.bytes / 4;
+    unit.forward_ms = uniform(rng, 0.1, 50);
+    unit.backward_ms = uniform(rng, 0.1, 50);
+    p.units.push_back(unit);
+  }
+  return p;
+}
+
+LinkProfile random_link(std::mt19937_64& rng) {
+  LinkProfile l;
+  l.down_bps = log_uniform(rng, 1e6, 1e9);
+  l.up_bps = log_uniform(rng, 1e6, 1e9);
+  l.overhead_down_ms = uniform(rng, 0, 50);
+  l.overhead_up_ms = uniform(rng, 0, 50);
+  l.latency_ms = uniform(rng, 0, 100);
+  return l;
+}
+
+}  // namespace dynacomm::plan::testing

@@ -1,0 +1,16 @@
+// Random profiles and links for the planner property tests, drawn from the ranges the
+// planning-core issue asks for: L in [min_units, max_units], unit sizes 1 KB..50 MB
+// (log-uniform), compute 0.1..50 ms, per-transmission overhead 0..50 ms, latency 0..100 ms,
+// and asymmetric links of 1 Mbit/s..1 Gbit/s drawn apart for each direction.
+#pragma once
+
+#include <random>
+
+#include "plan/profile.h"
+
+namespace dynacomm::plan::testing {
+
+ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units);
+LinkProfile random_link(std::mt19937_64& rng);
+
+}  // namespace dynacomm::plan::testing
