@@ -6,5 +6,7 @@
 namespace dynacomm::cli {
 
 void add_plan_command(CLI::App& app);
+void add_profile_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 
 }  // namespace dynacomm::cli

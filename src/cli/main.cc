@@ -10,7 +10,9 @@ int main(int argc, char** argv) {
       "dynacomm: DynaComm-scheduled CNN training across edge devices and a parameter server"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dynacomm 0.1.0");
+  dynacomm::cli::add_train_command(app);
   dynacomm::cli::add_plan_command(app);
+  dynacomm::cli::add_profile_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,48 @@
+// SGD with momentum and weight decay, on flat per-unit float buffers, with PyTorch's
+// semantics (torch.optim.SGD, dampening 0):
+//   d = g + weight_decay * p;   v = momentum * v + d  (v = d on the first step);   p -= lr * d'
+// where d' = v, or d + momentum * v with Nesterov. The learning rate follows a schedule.
+//
+//   Sgd sgd(SgdOptions{}, {320, 18496});        // one state buffer per unit
+//   sgd.step(0, params0, grads0, iteration);    // any unit order; each unit once a step
+//
+// Not thread-safe per unit; distinct units may be stepped from distinct threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dynacomm::optim {
+
+enum class LrSchedule { kConstant, kCosine };
+LrSchedule parse_lr_schedule(const std::string& s);  // "constant" | "cosine"
+
+struct SgdOptions {
+  double lr = 0.05;
+  double momentum = 0.9;
+  double weight_decay = 5e-4;
+  bool nesterov = false;
+  LrSchedule schedule = LrSchedule::kConstant;
+  std::int64_t total_iterations = 0;  // cosine: iterations to decay over (required)
+
+  // Throws InvalidInput naming the option.
+  void validate() const;
+  // Learning rate at a 0-based iteration.
+  double lr_at(std::int64_t iteration) const;
+};
+
+class Sgd {
+ public:
+  Sgd(const SgdOptions& options, const std::vector<std::int64_t>& unit_sizes);
+  // Updates params of `unit` in place from grads. `iteration` selects the learning rate.
+  void step(int unit, float* params, const float* grads, std::int64_t iteration);
+  const SgdOptions& options() const { return options_; }
+
+ private:
+  SgdOptions options_;
+  std::vector<std::vector<float>> velocity_;
+  std::vector<bool> started_;
+};
+
+}  // namespace dynacomm::optim
