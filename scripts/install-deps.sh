@@ -7,7 +7,9 @@ set -euo pipefail
 packages=(
   build-essential cmake ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libcli11-dev
+  nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libtorch-dev
+  dataset-fashion-mnist
 )
 
 missing=()

@@ -27,6 +27,7 @@ struct PlanFlags {
   std::string scheduler = "all";
   bool json = false;
   std::string timeline;
+  std::vector<std::string> sweep;  // symmetric bandwidths, one table row each
   plan::PlannerOptions planner;
 };
 
@@ -48,10 +49,37 @@ std::string segment_text(const plan::ModelProfile& p, const plan::Segment& s) {
   return range + "  (" + names + ", " + buf + ")";
 }
 
+// One row per bandwidth (both directions), one column per strategy: predicted ms.
+int run_sweep(const PlanFlags& f, const plan::ModelProfile& profile, plan::LinkProfile link) {
+  const std::vector<std::string> names = plan::planner_names();
+  std::printf(
+      "%s: predicted iteration time (ms), symmetric links, %.3g ms per transmission, "
+      "%.3g ms latency\n\n",
+      profile.model.c_str(), link.overhead_down_ms, link.latency_ms);
+  std::printf("%-14s", "bandwidth");
+  for (const auto& n : names) std::printf(" %11s", n.c_str());
+  std::printf(" %11s %11s\n", "ideal", "dynacomm/seq");
+  for (const auto& text : f.sweep) {
+    link.down_bps = link.up_bps = plan::parse_bandwidth_bps(text);
+    std::printf("%-14s", plan::format_bandwidth(link.down_bps).c_str());
+    double seq = 0, dyn = 0;
+    for (const auto& n : names) {
+      double ms = plan::simulate(profile, link, plan::make_plan(n, profile, link, f.planner));
+      if (n == "sequential") seq = ms;
+      if (n == "dynacomm") dyn = ms;
+      std::printf(" %11.1f", ms);
+    }
+    std::printf(" %11.1f %10.2fx\n", plan::ideal_ms(profile, link), seq / dyn);
+  }
+  return 0;
+}
+
 int run_plan(const PlanFlags& f) {
   plan::ModelProfile profile = plan::load_model_profile(f.profile);
   plan::LinkProfile link;
-  link.down_bps = plan::parse_bandwidth_bps(f.down);
+  if (f.down.empty() && f.sweep.empty())
+    throw InvalidInput("plan: give --down (and optionally --up), or --sweep-bandwidth");
+  link.down_bps = f.down.empty() ? 1e6 : plan::parse_bandwidth_bps(f.down);
   link.up_bps = f.up.empty() ? link.down_bps : plan::parse_bandwidth_bps(f.up);
   link.latency_ms = plan::parse_duration_ms(f.latency);
   const double overhead = plan::parse_duration_ms(f.overhead);
@@ -60,6 +88,7 @@ int run_plan(const PlanFlags& f) {
   link.overhead_up_ms = f.overhead_up.empty() ? overhead : plan::parse_duration_ms(f.overhead_up);
   link.validate();
   f.planner.validate();
+  if (!f.sweep.empty()) return run_sweep(f, profile, link);
 
   std::vector<std::string> names;
   if (f.scheduler == "all")
@@ -135,8 +164,7 @@ void add_plan_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "plan", "Plan the pull and push of one iteration with every strategy and predict its time");
   cmd->add_option("--profile", flags->profile, "Model profile JSON (see profiles/)")->required();
-  cmd->add_option("--down", flags->down, "Downlink bandwidth, e.g. 100mbit (kbit, mbit, gbit)")
-      ->required();
+  cmd->add_option("--down", flags->down, "Downlink bandwidth, e.g. 100mbit (kbit, mbit, gbit)");
   cmd->add_option("--up", flags->up, "Uplink bandwidth (default: same as --down)");
   cmd->add_option("--latency", flags->latency, "One-way latency, e.g. 10ms (us, ms, s)")
       ->capture_default_str();
@@ -147,6 +175,10 @@ void add_plan_command(CLI::App& app) {
   std::string known = "all";
   for (const auto& n : plan::planner_names()) known += "|" + n;
   cmd->add_option("--scheduler", flags->scheduler, "Strategy: " + known)->capture_default_str();
+  cmd->add_option("--sweep-bandwidth", flags->sweep,
+                  "Comma-separated symmetric bandwidths: one table row each, e.g. "
+                  "10mbit,100mbit,1gbit")
+      ->delimiter(',');
   cmd->add_flag("--json", flags->json, "One JSON object per strategy, one per line");
   cmd->add_option("--timeline", flags->timeline,
                   "Write a Chrome-trace JSON of the simulated iteration(s) to this file");

@@ -85,6 +85,14 @@ TEST(ModelZoo, ForwardShapesAndUnitOrderOnFashionMnist) {
     EXPECT_EQ(ready, iota(m->num_units())) << name << ": every unit's gradients once";
     EXPECT_EQ(rec.ready.front(), m->num_units() - 1) << name << ": the last unit is ready first";
     m->set_observer(nullptr);
+    // Flat-buffer round trip: out and back in leaves every parameter as it was.
+    std::vector<float> flat = m->flat_params();
+    EXPECT_EQ(static_cast<std::int64_t>(flat.size()), m->num_params());
+    std::vector<float> zeros(flat.size(), 0.f);
+    m->set_flat_params(zeros);
+    EXPECT_EQ(m->flat_params(), zeros);
+    m->set_flat_params(flat);
+    EXPECT_EQ(m->flat_params(), flat) << name;
   }
 }
 

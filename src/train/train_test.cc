@@ -80,6 +80,7 @@ TEST(LocalTraining, CnnLearnsOnASubset) {
   o.epochs = 1;
   o.batch = 64;
   o.threads = 2;
+  o.sgd.schedule = optim::LrSchedule::kCosine;  // total_iterations is filled in by the run
   o.train_samples = 12000;
   o.test_samples = 2000;
   std::ostringstream sink;

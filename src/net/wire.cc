@@ -1,0 +1,154 @@
+#include "net/wire.h"
+
+#include <zlib.h>
+
+#include <cstring>
+
+namespace dynacomm::net {
+
+namespace {
+
+template <typename T>
+void put(std::string& out, std::size_t offset, T value) {
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    out[offset + i] = static_cast<char>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xff);
+}
+
+template <typename T>
+T get(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+  return static_cast<T>(v);
+}
+
+bool carries_units(MessageType t) {
+  return t == MessageType::kPullReply || t == MessageType::kPush || t == MessageType::kPullRequest;
+}
+
+}  // namespace
+
+const char* to_string(MessageType t) {
+  switch (t) {
+    case MessageType::kHello:
+      return "hello";
+    case MessageType::kInit:
+      return "init";
+    case MessageType::kPullRequest:
+      return "pull-request";
+    case MessageType::kPullReply:
+      return "pull-reply";
+    case MessageType::kPush:
+      return "push";
+    case MessageType::kError:
+      return "error";
+    case MessageType::kShutdown:
+      return "shutdown";
+  }
+  return "unknown";
+}
+
+std::uint32_t crc32(const void* data, std::size_t size) {
+  uLong c = ::crc32(0L, Z_NULL, 0);
+  const auto* p = static_cast<const Bytef*>(data);
+  while (size > 0) {
+    const uInt chunk = size > (1u << 30) ? (1u << 30) : static_cast<uInt>(size);
+    c = ::crc32(c, p, chunk);
+    p += chunk;
+    size -= chunk;
+  }
+  return static_cast<std::uint32_t>(c);
+}
+
+std::string encode(Header h, const void* payload, std::size_t payload_size) {
+  h.payload_bytes = payload_size;
+  h.payload_crc32 = payload_size ? crc32(payload, payload_size) : 0;
+  std::string out(kHeaderBytes + payload_size, '\0');
+  put<std::uint32_t>(out, 0, kMagic);
+  put<std::uint16_t>(out, 4, kProtocolVersion);
+  put<std::uint16_t>(out, 6, static_cast<std::uint16_t>(h.type));
+  put<std::uint32_t>(out, 8, static_cast<std::uint32_t>(h.sender));
+  put<std::uint16_t>(out, 12, static_cast<std::uint16_t>(h.codec));
+  put<std::uint16_t>(out, 14, h.flags);
+  put<std::uint64_t>(out, 16, static_cast<std::uint64_t>(h.iteration));
+  put<std::uint32_t>(out, 24, h.first_unit);
+  put<std::uint32_t>(out, 28, h.last_unit);
+  put<std::uint64_t>(out, 32, h.payload_bytes);
+  put<std::uint32_t>(out, 40, h.payload_crc32);
+  put<std::uint32_t>(out, 44, crc32(out.data(), 44));
+  if (payload_size) std::memcpy(&out[kHeaderBytes], payload, payload_size);
+  return out;
+}
+
+DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits) {
+  DecodeResult r;
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  auto fail = [&r](std::string why) {
+    r.error = std::move(why);
+    return r;
+  };
+  if (p == nullptr || size < kHeaderBytes)
+    return fail("message of " + std::to_string(size) + " bytes is shorter than the " +
+                std::to_string(kHeaderBytes) + "-byte header");
+  if (get<std::uint32_t>(p) != kMagic) return fail("bad magic number (not a dynacomm message)");
+  const auto version = get<std::uint16_t>(p + 4);
+  if (version != kProtocolVersion)
+    return fail("protocol version " + std::to_string(version) + ", expected " +
+                std::to_string(kProtocolVersion));
+  if (get<std::uint32_t>(p + 44) != crc32(p, 44)) return fail("header checksum mismatch");
+
+  Header& h = r.header;
+  const auto type = get<std::uint16_t>(p + 6);
+  if (type < 1 || type > 7) return fail("unknown message type " + std::to_string(type));
+  h.type = static_cast<MessageType>(type);
+  h.sender = static_cast<std::int32_t>(get<std::uint32_t>(p + 8));
+  const auto codec = get<std::uint16_t>(p + 12);
+  if (codec != 0) return fail("unknown codec " + std::to_string(codec));
+  h.codec = static_cast<Codec>(codec);
+  h.flags = get<std::uint16_t>(p + 14);
+  h.iteration = static_cast<std::int64_t>(get<std::uint64_t>(p + 16));
+  h.first_unit = get<std::uint32_t>(p + 24);
+  h.last_unit = get<std::uint32_t>(p + 28);
+  h.payload_bytes = get<std::uint64_t>(p + 32);
+  h.payload_crc32 = get<std::uint32_t>(p + 40);
+
+  if (h.sender < -1 || h.sender > limits.max_sender)
+    return fail("sender rank " + std::to_string(h.sender) + " out of range");
+  if (h.iteration < 0) return fail("negative iteration " + std::to_string(h.iteration));
+  std::uint64_t expected_payload = 0;
+  if (carries_units(h.type)) {
+    const auto n = static_cast<std::uint64_t>(limits.unit_bytes.size());
+    if (h.first_unit > h.last_unit || h.last_unit >= n)
+      return fail("unit range " + std::to_string(h.first_unit) + ".." +
+                  std::to_string(h.last_unit) + " is not within the model's 0.." +
+                  std::to_string(n ? n - 1 : 0));
+    if (h.type != MessageType::kPullRequest)
+      for (auto u = h.first_unit; u <= h.last_unit; ++u)
+        expected_payload += static_cast<std::uint64_t>(limits.unit_bytes[u]);
+    if (h.payload_bytes != expected_payload)
+      return fail("payload of " + std::to_string(h.payload_bytes) + " bytes for units " +
+                  std::to_string(h.first_unit) + ".." + std::to_string(h.last_unit) +
+                  ", expected " + std::to_string(expected_payload));
+  } else if (h.type == MessageType::kInit || h.type == MessageType::kError) {
+    std::uint64_t model_bytes = 0;
+    for (auto b : limits.unit_bytes) model_bytes += static_cast<std::uint64_t>(b);
+    const std::uint64_t cap =
+        limits.max_other_payload + (h.type == MessageType::kInit ? model_bytes : 0);
+    if (h.payload_bytes > cap)
+      return fail(std::string(to_string(h.type)) + " payload of " +
+                  std::to_string(h.payload_bytes) + " bytes exceeds the limit of " +
+                  std::to_string(cap));
+  } else if (h.payload_bytes != 0) {
+    return fail(std::string(to_string(h.type)) + " message carries an unexpected payload");
+  }
+  if (size - kHeaderBytes != h.payload_bytes)
+    return fail("message has " + std::to_string(size - kHeaderBytes) +
+                " payload bytes, header says " + std::to_string(h.payload_bytes));
+  const std::uint8_t* payload = p + kHeaderBytes;
+  if (h.payload_bytes &&
+      crc32(payload, static_cast<std::size_t>(h.payload_bytes)) != h.payload_crc32)
+    return fail("payload checksum mismatch");
+  r.payload = h.payload_bytes ? payload : nullptr;
+  return r;
+}
+
+}  // namespace dynacomm::net

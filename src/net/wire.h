@@ -1,0 +1,78 @@
+// The wire format of every PS <-> worker message: a fixed 48-byte little-endian header,
+// then the payload. The decoder validates every field before anything else looks at the
+// message, and reports what was wrong instead of throwing or crashing: a remote peer must
+// never be able to crash us or corrupt the server.
+//
+//   Header h{MessageType::kPush, /*sender=*/1, /*iteration=*/7, /*first=*/9, /*last=*/10};
+//   std::string bytes = encode(h, payload, payload_size);
+//   WireLimits limits{unit_bytes};          // what the job's model allows
+//   DecodeResult r = decode(bytes.data(), bytes.size(), limits);
+//   if (!r.ok()) log("dropped message from peer " + peer + ": " + r.error);
+//
+// Layout (offsets in bytes): magic u32 "DYNC" | version u16 | type u16 | sender i32 |
+// codec u16 | flags u16 | iteration i64 | first_unit u32 | last_unit u32 |
+// payload_bytes u64 | payload_crc32 u32 | header_crc32 u32 (over bytes 0..43).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dynacomm::net {
+
+constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
+constexpr std::uint16_t kProtocolVersion = 1;
+constexpr std::size_t kHeaderBytes = 48;
+
+enum class MessageType : std::uint16_t {
+  kHello = 1,        // worker -> PS: join; payload: none
+  kInit = 2,         // worker 0 -> PS: unit layout and initial parameters
+  kPullRequest = 3,  // worker -> PS: units first..last at `iteration`; payload: none
+  kPullReply = 4,    // PS -> worker: parameters of units first..last
+  kPush = 5,         // worker -> PS: gradients of units first..last for `iteration`
+  kError = 6,        // either way: payload is a UTF-8 reason
+  kShutdown = 7,     // either way: payload: none
+};
+const char* to_string(MessageType t);
+
+enum class Codec : std::uint16_t {
+  kFloat32 = 0,  // raw little-endian float32, units back to back
+};
+
+struct Header {
+  MessageType type = MessageType::kHello;
+  std::int32_t sender = 0;  // worker rank, or -1 for the PS
+  std::int64_t iteration = 0;
+  std::uint32_t first_unit = 0, last_unit = 0;
+  Codec codec = Codec::kFloat32;
+  std::uint16_t flags = 0;
+  std::uint64_t payload_bytes = 0;  // filled in by encode
+  std::uint32_t payload_crc32 = 0;  // filled in by encode
+};
+
+// What a well-formed message of this job may contain.
+struct WireLimits {
+  std::vector<std::int64_t> unit_bytes;         // bytes of each unit, float32
+  std::int32_t max_sender = 1 << 20;            // highest valid rank
+  std::uint64_t max_other_payload = 64 * 1024;  // kError, kInit metadata bound
+};
+
+struct DecodeResult {
+  Header header;
+  const std::uint8_t* payload = nullptr;  // points into the decoded buffer
+  std::string error;                      // empty when the message is valid
+  bool ok() const { return error.empty(); }
+};
+
+// Header then payload, in one buffer.
+std::string encode(Header header, const void* payload, std::size_t payload_size);
+
+// Never throws on any input. Checks, in order: length, magic, version, header checksum,
+// type, codec, sender, unit range, payload length against the units' sizes, the
+// payload's presence and its checksum.
+DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits);
+
+std::uint32_t crc32(const void* data, std::size_t size);
+
+}  // namespace dynacomm::net

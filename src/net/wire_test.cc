@@ -1,0 +1,113 @@
+#include "net/wire.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace dynacomm::net {
+namespace {
+
+const WireLimits kLimits{{16, 8, 400}, 7, 1024};
+
+std::string push_message() {
+  std::vector<float> grads(2 + 100, 1.5f);  // units 1..2: 8 + 400 bytes
+  Header h{MessageType::kPush, 3, 42, 1, 2};
+  return encode(h, grads.data(), grads.size() * 4);
+}
+
+TEST(Wire, RoundTrip) {
+  std::string m = push_message();
+  ASSERT_EQ(m.size(), kHeaderBytes + 408);
+  DecodeResult r = decode(m.data(), m.size(), kLimits);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.header.type, MessageType::kPush);
+  EXPECT_EQ(r.header.sender, 3);
+  EXPECT_EQ(r.header.iteration, 42);
+  EXPECT_EQ(r.header.first_unit, 1u);
+  EXPECT_EQ(r.header.last_unit, 2u);
+  EXPECT_EQ(r.header.payload_bytes, 408u);
+  EXPECT_EQ(reinterpret_cast<const float*>(r.payload)[0], 1.5f);
+  std::string req = encode(Header{MessageType::kPullRequest, 0, 5, 0, 2}, nullptr, 0);
+  EXPECT_TRUE(decode(req.data(), req.size(), kLimits).ok());
+}
+
+// Re-encodes a header whose fields we tamper with, so the header checksum is right and
+// the field checks themselves are exercised.
+std::string with(Header h, std::size_t payload_size) {
+  std::string payload(payload_size, 'x');
+  return encode(h, payload.data(), payload.size());
+}
+
+std::string error_of(const std::string& m) { return decode(m.data(), m.size(), kLimits).error; }
+
+TEST(Wire, RejectsMalformedFields) {
+  EXPECT_NE(error_of("short").find("shorter than the 48-byte header"), std::string::npos);
+  std::string m = push_message();
+  m[0] = 'X';
+  EXPECT_EQ(error_of(m), "bad magic number (not a dynacomm message)");
+  m = push_message();
+  m[4] = 9;
+  EXPECT_EQ(error_of(m), "protocol version 9, expected 1");
+  m = push_message();
+  m[20] ^= 1;  // iteration bit flipped in transit
+  EXPECT_EQ(error_of(m), "header checksum mismatch");
+  m = push_message();
+  m[kHeaderBytes + 5] ^= 1;
+  EXPECT_EQ(error_of(m), "payload checksum mismatch");
+  m = push_message();
+  m.pop_back();
+  EXPECT_NE(error_of(m).find("message has 407 payload bytes, header says 408"), std::string::npos);
+
+  EXPECT_EQ(error_of(with(Header{MessageType::kPush, 3, 1, 2, 3}, 400)),
+            "unit range 2..3 is not within the model's 0..2");
+  EXPECT_EQ(error_of(with(Header{MessageType::kPush, 3, 1, 2, 1}, 0)),
+            "unit range 2..1 is not within the model's 0..2");
+  EXPECT_EQ(error_of(with(Header{MessageType::kPush, 3, 1, 1, 2}, 404)),
+            "payload of 404 bytes for units 1..2, expected 408");
+  EXPECT_EQ(error_of(with(Header{MessageType::kPush, 8, 1, 0, 0}, 16)),
+            "sender rank 8 out of range");
+  EXPECT_EQ(error_of(with(Header{MessageType::kPush, 1, -5, 0, 0}, 16)), "negative iteration -5");
+  EXPECT_EQ(error_of(with(Header{MessageType::kHello, 1, 0, 0, 0}, 3)),
+            "hello message carries an unexpected payload");
+  EXPECT_NE(error_of(with(Header{MessageType::kError, 1, 0, 0, 0}, 5000)).find("exceeds the limit"),
+            std::string::npos);
+  Header h{MessageType::kPush, 1, 0, 0, 0};
+  h.codec = static_cast<Codec>(9);
+  EXPECT_EQ(error_of(with(h, 16)), "unknown codec 9");
+  h = Header{static_cast<MessageType>(99), 1, 0, 0, 0};
+  EXPECT_EQ(error_of(with(h, 0)), "unknown message type 99");
+}
+
+// Property: no input, however mangled, crashes the decoder or yields an out-of-range
+// header that claims to be valid.
+TEST(Wire, FuzzedInputsNeverPassUnchecked) {
+  std::mt19937_64 rng(99);
+  const std::string good = push_message();
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string m = good;
+    switch (i % 4) {
+      case 0:
+        m[rng() % m.size()] ^= static_cast<char>(1u << (rng() % 8));
+        break;
+      case 1:
+        m.resize(rng() % (m.size() + 1));
+        break;
+      case 2:
+        for (auto& c : m) c = static_cast<char>(rng());
+        break;
+      case 3:
+        m[rng() % kHeaderBytes] = static_cast<char>(rng());
+        break;
+    }
+    DecodeResult r = decode(m.data(), m.size(), kLimits);
+    if (!r.ok()) continue;
+    if (m != good) ++accepted;  // a mutation can leave the message as it was
+    ASSERT_LE(r.header.last_unit, 2u);
+    ASSERT_EQ(m.size(), kHeaderBytes + r.header.payload_bytes);
+  }
+  EXPECT_EQ(accepted, 0) << "a corrupted message was accepted";
+}
+
+}  // namespace
+}  // namespace dynacomm::net
