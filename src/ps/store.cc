@@ -1,0 +1,145 @@
+#include "ps/store.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "base/error.h"
+
+namespace dynacomm::ps {
+
+struct ParameterStore::Unit {
+  mutable std::mutex mu;
+  std::condition_variable advanced;
+  std::int64_t version = 0;
+  std::vector<float> params;
+  std::vector<std::vector<float>> grads;  // per rank, for the current version
+  std::vector<bool> received;             // per rank
+  int received_count = 0;
+};
+
+void StoreOptions::validate() const {
+  if (workers < 1) throw InvalidInput("ps: workers must be at least 1");
+  if (wait_timeout.count() <= 0) throw InvalidInput("ps: wait timeout must be positive");
+  optim::SgdOptions check = sgd;
+  if (check.total_iterations <= 0) check.total_iterations = 1;
+  check.validate();
+}
+
+ParameterStore::ParameterStore(const StoreOptions& options,
+                               std::vector<std::vector<float>> initial_units)
+    : options_(options) {
+  options_.validate();
+  if (initial_units.empty()) throw InvalidInput("ps: a model with no units");
+  std::vector<std::int64_t> sizes;
+  for (auto& values : initial_units) {
+    auto u = std::make_unique<Unit>();
+    sizes.push_back(static_cast<std::int64_t>(values.size()));
+    u->params = std::move(values);
+    u->grads.assign(static_cast<std::size_t>(options_.workers), {});
+    u->received.assign(static_cast<std::size_t>(options_.workers), false);
+    units_.push_back(std::move(u));
+  }
+  sgd_ = std::make_unique<optim::Sgd>(options_.sgd, sizes);
+}
+
+ParameterStore::~ParameterStore() = default;
+
+std::int64_t ParameterStore::unit_floats(int unit) const {
+  check_range(unit, unit);
+  return static_cast<std::int64_t>(units_[static_cast<std::size_t>(unit)]->params.size());
+}
+
+std::int64_t ParameterStore::version(int unit) const {
+  check_range(unit, unit);
+  const Unit& u = *units_[static_cast<std::size_t>(unit)];
+  std::lock_guard<std::mutex> lock(u.mu);
+  return u.version;
+}
+
+void ParameterStore::check_range(int first, int last) const {
+  if (first < 0 || last < first || last >= num_units())
+    throw InvalidInput("ps: unit range " + std::to_string(first) + ".." + std::to_string(last) +
+                       " is not within 0.." + std::to_string(num_units() - 1));
+}
+
+void ParameterStore::pull(int first, int last, std::int64_t iteration, float* out) {
+  check_range(first, last);
+  const auto deadline = std::chrono::steady_clock::now() + options_.wait_timeout;
+  for (int i = first; i <= last; ++i) {
+    Unit& u = *units_[static_cast<std::size_t>(i)];
+    std::unique_lock<std::mutex> lock(u.mu);
+    if (!u.advanced.wait_until(lock, deadline, [&] { return u.version >= iteration; }))
+      throw Timeout("ps: pull of unit " + std::to_string(i) + " for iteration " +
+                    std::to_string(iteration) + " timed out after " +
+                    std::to_string(options_.wait_timeout.count()) + " ms (unit is at version " +
+                    std::to_string(u.version) + ": a worker's push is missing)");
+    if (u.version != iteration)
+      throw InvalidInput("ps: pull of unit " + std::to_string(i) + " for iteration " +
+                         std::to_string(iteration) + ", but it is already at version " +
+                         std::to_string(u.version));
+    std::memcpy(out, u.params.data(), u.params.size() * sizeof(float));
+    out += u.params.size();
+  }
+}
+
+bool ParameterStore::try_pull(int first, int last, std::int64_t iteration, float* out) {
+  check_range(first, last);
+  for (int i = first; i <= last; ++i)
+    if (version(i) < iteration) return false;
+  pull(first, last, iteration, out);
+  return true;
+}
+
+std::vector<int> ParameterStore::push(int rank, int first, int last, std::int64_t iteration,
+                                      const float* grads) {
+  check_range(first, last);
+  if (rank < 0 || rank >= options_.workers)
+    throw InvalidInput("ps: push from rank " + std::to_string(rank) + ", expected 0.." +
+                       std::to_string(options_.workers - 1));
+  std::vector<int> advanced;
+  for (int i = first; i <= last; ++i) {
+    Unit& u = *units_[static_cast<std::size_t>(i)];
+    const std::size_t n = u.params.size();
+    std::unique_lock<std::mutex> lock(u.mu);
+    const std::string where = "ps: push of unit " + std::to_string(i) + " from rank " +
+                              std::to_string(rank) + " for iteration " + std::to_string(iteration);
+    if (iteration != u.version)
+      throw InvalidInput(where + ": the unit is at version " + std::to_string(u.version));
+    if (u.received[static_cast<std::size_t>(rank)]) throw InvalidInput(where + ": duplicate");
+    u.grads[static_cast<std::size_t>(rank)].assign(grads, grads + n);
+    grads += n;
+    u.received[static_cast<std::size_t>(rank)] = true;
+    if (++u.received_count < options_.workers) continue;
+
+    // All N in: sum in rank order, average, apply.
+    std::vector<float>& sum = u.grads[0];
+    for (int r = 1; r < options_.workers; ++r) {
+      const std::vector<float>& g = u.grads[static_cast<std::size_t>(r)];
+      for (std::size_t k = 0; k < n; ++k) sum[k] += g[k];
+    }
+    if (options_.workers > 1) {
+      const float inv = static_cast<float>(options_.workers);
+      for (std::size_t k = 0; k < n; ++k) sum[k] /= inv;
+    }
+    sgd_->step(i, u.params.data(), sum.data(), iteration);
+    ++u.version;
+    u.received_count = 0;
+    std::fill(u.received.begin(), u.received.end(), false);
+    lock.unlock();
+    u.advanced.notify_all();
+    advanced.push_back(i);
+  }
+  return advanced;
+}
+
+std::vector<float> ParameterStore::snapshot() const {
+  std::vector<float> out;
+  for (const auto& u : units_) {
+    std::lock_guard<std::mutex> lock(u->mu);
+    out.insert(out.end(), u->params.begin(), u->params.end());
+  }
+  return out;
+}
+
+}  // namespace dynacomm::ps

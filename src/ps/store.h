@@ -1,0 +1,73 @@
+// The parameter server's store: flat per-unit float buffers with a version each, BSP
+// aggregation and the server-side optimizer. No libtorch, no networking: the transport
+// calls into it, and tests drive it from threads.
+//
+//   ParameterStore store(StoreOptions{2, sgd, 30s}, initial_units);   // 2 workers
+//   store.pull(0, 3, /*iteration=*/0, buffer);          // returns at once: version 0
+//   store.push(/*rank=*/0, 0, 3, 0, grads0);            // held until rank 1's arrive
+//   store.push(1, 0, 3, 0, grads1);                     // sum in rank order, average, SGD
+//   store.pull(0, 3, 1, buffer);                        // version 1 now
+//
+// Semantics (BSP): unit u is at version t once the updates of iterations 0..t-1 have been
+// applied. A pull of units a..b for iteration t waits until each of them is at version t,
+// unit by unit, so a segment is answered as soon as its own units are ready, never
+// waiting for the whole model. The gradients of the N workers for (u, t) are summed in
+// rank order, never arrival order, so results do not depend on timing.
+//
+// Thread safety: every method may be called from any thread. Each unit has its own lock,
+// so pushes and pulls of different units proceed in parallel.
+// Errors: InvalidInput for a request that can never be valid (unit range, rank, wrong
+// iteration, duplicate push); Timeout naming unit and iteration when a wait runs out.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "optim/sgd.h"
+
+namespace dynacomm::ps {
+
+struct StoreOptions {
+  int workers = 1;
+  optim::SgdOptions sgd;
+  std::chrono::milliseconds wait_timeout{30000};  // for a pull to become answerable
+
+  void validate() const;  // throws InvalidInput naming the option
+};
+
+class ParameterStore {
+ public:
+  ParameterStore(const StoreOptions& options, std::vector<std::vector<float>> initial_units);
+  ~ParameterStore();
+
+  int num_units() const { return static_cast<int>(units_.size()); }
+  std::int64_t unit_floats(int unit) const;
+  std::int64_t version(int unit) const;
+
+  // Copies units first..last (their floats back to back) into `out` once all are at
+  // version `iteration`.
+  void pull(int first, int last, std::int64_t iteration, float* out);
+  // Non-blocking variant for an event loop: false when not yet at that version.
+  bool try_pull(int first, int last, std::int64_t iteration, float* out);
+
+  // Stores worker `rank`'s gradients of units first..last (floats back to back) for
+  // `iteration`; when it completes a unit's set, applies the update. Returns the units
+  // whose version advanced.
+  std::vector<int> push(int rank, int first, int last, std::int64_t iteration, const float* grads);
+
+  // All parameters, units in order (a consistent snapshot per unit).
+  std::vector<float> snapshot() const;
+
+ private:
+  struct Unit;
+  void check_range(int first, int last) const;
+  StoreOptions options_;
+  std::vector<std::unique_ptr<Unit>> units_;
+  std::unique_ptr<optim::Sgd> sgd_;
+};
+
+}  // namespace dynacomm::ps
