@@ -1,8 +1,8 @@
 #include "ps/store.h"
 
-#include <thread>
-
 #include <gtest/gtest.h>
+
+#include <thread>
 
 #include "base/error.h"
 
@@ -59,7 +59,8 @@ TEST(ParameterStore, ErrorsNameUnitRankAndIteration) {
     store.pull(0, 0, 1, &out);
     FAIL();
   } catch (const Timeout& e) {
-    EXPECT_NE(std::string(e.what()).find("pull of unit 0 for iteration 1 timed out"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("pull of unit 0 for iteration 1 timed out"),
+              std::string::npos);
   }
   EXPECT_THROW(store.push(0, 0, 0, 0, &g), InvalidInput);  // duplicate
   EXPECT_THROW(store.push(2, 0, 0, 0, &g), InvalidInput);  // no such rank
