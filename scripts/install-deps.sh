@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libzmq3-dev cppzmq-dev
   libtorch-dev
   dataset-fashion-mnist
 )

@@ -128,7 +128,18 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
       return fail("payload of " + std::to_string(h.payload_bytes) + " bytes for units " +
                   std::to_string(h.first_unit) + ".." + std::to_string(h.last_unit) +
                   ", expected " + std::to_string(expected_payload));
-  } else if (h.type == MessageType::kInit || h.type == MessageType::kError) {
+  } else if (h.type == MessageType::kInit) {
+    // The initial parameters of units first..last (all of them, from worker 0).
+    const auto n = static_cast<std::uint64_t>(limits.unit_bytes.size());
+    if (h.first_unit > h.last_unit || h.last_unit >= n)
+      return fail("init unit range " + std::to_string(h.first_unit) + ".." +
+                  std::to_string(h.last_unit) + " is not within the model's units");
+    for (auto u = h.first_unit; u <= h.last_unit; ++u)
+      expected_payload += static_cast<std::uint64_t>(limits.unit_bytes[u]);
+    if (h.payload_bytes != expected_payload)
+      return fail("init payload of " + std::to_string(h.payload_bytes) + " bytes, expected " +
+                  std::to_string(expected_payload));
+  } else if (h.type == MessageType::kHello || h.type == MessageType::kError) {
     std::uint64_t model_bytes = 0;
     for (auto b : limits.unit_bytes) model_bytes += static_cast<std::uint64_t>(b);
     const std::uint64_t cap =

@@ -26,8 +26,8 @@ constexpr std::uint16_t kProtocolVersion = 1;
 constexpr std::size_t kHeaderBytes = 48;
 
 enum class MessageType : std::uint16_t {
-  kHello = 1,        // worker -> PS: join; payload: none
-  kInit = 2,         // worker 0 -> PS: unit layout and initial parameters
+  kHello = 1,        // worker -> PS: join; payload: JSON job description. PS -> worker: welcome
+  kInit = 2,         // worker 0 -> PS: initial parameters of units first..last
   kPullRequest = 3,  // worker -> PS: units first..last at `iteration`; payload: none
   kPullReply = 4,    // PS -> worker: parameters of units first..last
   kPush = 5,         // worker -> PS: gradients of units first..last for `iteration`

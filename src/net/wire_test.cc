@@ -67,8 +67,10 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(with(Header{MessageType::kPush, 8, 1, 0, 0}, 16)),
             "sender rank 8 out of range");
   EXPECT_EQ(error_of(with(Header{MessageType::kPush, 1, -5, 0, 0}, 16)), "negative iteration -5");
-  EXPECT_EQ(error_of(with(Header{MessageType::kHello, 1, 0, 0, 0}, 3)),
-            "hello message carries an unexpected payload");
+  EXPECT_EQ(error_of(with(Header{MessageType::kShutdown, 1, 0, 0, 0}, 3)),
+            "shutdown message carries an unexpected payload");
+  EXPECT_EQ(error_of(with(Header{MessageType::kInit, 0, 0, 0, 2}, 100)),
+            "init payload of 100 bytes, expected 424");
   EXPECT_NE(error_of(with(Header{MessageType::kError, 1, 0, 0, 0}, 5000)).find("exceeds the limit"),
             std::string::npos);
   Header h{MessageType::kPush, 1, 0, 0, 0};

@@ -1,0 +1,60 @@
+#include "net/connection.h"
+
+#include <zmq.hpp>
+
+#include "base/error.h"
+
+namespace dynacomm::net {
+
+struct Connection::Zmq {
+  zmq::context_t context{1};
+  zmq::socket_t socket{context, zmq::socket_type::dealer};
+};
+
+Connection::Connection(const std::string& endpoint, WireLimits limits)
+    : zmq_(std::make_unique<Zmq>()), endpoint_(endpoint), limits_(std::move(limits)) {
+  zmq_->socket.set(zmq::sockopt::linger, 0);
+  try {
+    zmq_->socket.connect(endpoint);
+  } catch (const zmq::error_t& e) {
+    throw InvalidInput("cannot connect to the PS at '" + endpoint + "': " + e.what());
+  }
+}
+
+Connection::~Connection() = default;
+
+void Connection::set_limits(WireLimits limits) { limits_ = std::move(limits); }
+
+void Connection::send(const Header& header, const void* payload, std::size_t size) {
+  std::string msg = encode(header, payload, size);
+  zmq_->socket.send(zmq::buffer(msg), zmq::send_flags::none);
+  sent_ += msg.size();
+}
+
+Message Connection::receive(std::chrono::milliseconds timeout, const std::string& waiting_for) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    zmq::pollitem_t item{zmq_->socket.handle(), 0, ZMQ_POLLIN, 0};
+    if (left.count() > 0) zmq::poll(&item, 1, left);
+    if (!(item.revents & ZMQ_POLLIN))
+      throw Timeout("no answer from the PS at " + endpoint_ + " within " +
+                    std::to_string(timeout.count()) + " ms while waiting for " + waiting_for);
+    zmq::message_t frame;
+    if (!zmq_->socket.recv(frame, zmq::recv_flags::dontwait)) continue;
+    received_ += frame.size();
+    DecodeResult r = decode(frame.data(), frame.size(), limits_);
+    if (!r.ok()) {
+      ++dropped_;
+      last_drop_ = r.error;
+      continue;
+    }
+    if (r.header.type == MessageType::kError)
+      throw Error("the PS at " + endpoint_ + " said: " +
+                  std::string(reinterpret_cast<const char*>(r.payload), r.header.payload_bytes));
+    return Message{r.header, frame.to_string()};
+  }
+}
+
+}  // namespace dynacomm::net

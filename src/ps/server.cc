@@ -1,0 +1,269 @@
+#include "ps/server.h"
+
+#include <deque>
+#include <future>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+
+#include "base/error.h"
+#include "net/wire.h"
+#include "ps/store.h"
+
+namespace dynacomm::ps {
+
+namespace {
+struct PendingPull {
+  std::string peer;
+  int rank;
+  std::int64_t iteration;
+  int first, last;
+};
+}  // namespace
+
+struct PsServer::Impl {
+  ServerOptions options;
+  zmq::context_t context{1};
+  zmq::socket_t socket{context, zmq::socket_type::router};
+  std::string endpoint;
+  std::thread thread;
+  std::atomic<bool> stopping{false};
+  std::promise<std::vector<float>> done;
+  std::future<std::vector<float>> result = done.get_future();
+  std::atomic<std::uint64_t> received{0}, sent{0}, dropped{0};
+
+  // I/O thread state.
+  net::WireLimits limits;
+  nlohmann::json job;                // the first hello's description
+  std::map<int, std::string> peers;  // rank -> routing id
+  std::unique_ptr<ParameterStore> store;
+  std::deque<PendingPull> pending;
+  int shut_down = 0;
+
+  void log(const std::string& s) {
+    if (options.log)
+      options.log(s);
+    else
+      std::cerr << "dynacomm ps: " << s << "\n";
+  }
+  void send(const std::string& peer, const net::Header& h, const void* data, std::size_t size) {
+    std::string msg = net::encode(h, data, size);
+    socket.send(zmq::buffer(peer), zmq::send_flags::sndmore);
+    socket.send(zmq::buffer(msg), zmq::send_flags::none);
+    sent += msg.size();
+  }
+  void send_error(const std::string& peer, const std::string& why) {
+    send(peer, net::Header{net::MessageType::kError, -1, 0, 0, 0}, why.data(), why.size());
+  }
+  void handle(const std::string& peer, const net::DecodeResult& m);
+  void on_hello(const std::string& peer, const net::DecodeResult& m);
+  void answer_pulls();
+  void run();
+};
+
+void ServerOptions::validate() const {
+  if (workers < 1) throw InvalidInput("ps: --workers must be at least 1");
+  if (timeout.count() <= 0) throw InvalidInput("ps: timeout must be positive");
+  StoreOptions s;
+  s.workers = workers;
+  s.sgd = sgd;
+  s.validate();
+}
+
+void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& m) {
+  const int rank = m.header.sender;
+  nlohmann::json hello;
+  try {
+    hello = nlohmann::json::parse(m.payload, m.payload + m.header.payload_bytes);
+    (void)hello.at("model").get<std::string>();
+    (void)hello.at("workers").get<int>();
+    (void)hello.at("unit_bytes").get<std::vector<std::int64_t>>();
+  } catch (const std::exception& e) {
+    return send_error(peer, std::string("hello: malformed job description: ") + e.what());
+  }
+  if (rank < 0 || rank >= options.workers)
+    return send_error(peer, "refused: rank " + std::to_string(rank) + " but the job has " +
+                                std::to_string(options.workers) + " workers (ranks 0.." +
+                                std::to_string(options.workers - 1) + ")");
+  if (hello["workers"].get<int>() != options.workers)
+    return send_error(peer,
+                      "refused: worker expects " + std::to_string(hello["workers"].get<int>()) +
+                          " workers, the PS runs a job of " + std::to_string(options.workers));
+  const std::string model =
+      options.model.empty() && !job.is_null() ? job["model"].get<std::string>() : options.model;
+  if (!model.empty() && hello["model"].get<std::string>() != model)
+    return send_error(peer, "refused: worker runs model '" + hello["model"].get<std::string>() +
+                                "', the PS serves '" + model + "'");
+  if (!job.is_null() && hello["unit_bytes"] != job["unit_bytes"])
+    return send_error(peer, "refused: unit layout differs from the other workers'");
+  if (peers.count(rank) && peers[rank] != peer)
+    return send_error(peer, "refused: rank " + std::to_string(rank) + " has already joined");
+  if (job.is_null()) {
+    job = hello;
+    limits.unit_bytes = hello["unit_bytes"].get<std::vector<std::int64_t>>();
+    limits.max_sender = options.workers - 1;
+  }
+  peers[rank] = peer;
+  send(peer, net::Header{net::MessageType::kHello, -1, 0, 0, 0}, nullptr, 0);
+}
+
+void PsServer::Impl::answer_pulls() {
+  if (!store) return;
+  for (auto it = pending.begin(); it != pending.end();) {
+    std::int64_t floats = 0;
+    for (int u = it->first; u <= it->last; ++u) floats += store->unit_floats(u);
+    std::vector<float> buf(static_cast<std::size_t>(floats));
+    if (!store->try_pull(it->first, it->last, it->iteration, buf.data())) {
+      ++it;
+      continue;
+    }
+    send(it->peer,
+         net::Header{net::MessageType::kPullReply, -1, it->iteration,
+                     static_cast<std::uint32_t>(it->first), static_cast<std::uint32_t>(it->last)},
+         buf.data(), buf.size() * sizeof(float));
+    it = pending.erase(it);
+  }
+}
+
+void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m) {
+  const net::Header& h = m.header;
+  if (h.type == net::MessageType::kHello) return on_hello(peer, m);
+  auto known = peers.find(h.sender);
+  if (known == peers.end() || known->second != peer) {
+    ++dropped;
+    return log(std::string("dropped ") + net::to_string(h.type) +
+               " from a peer that has not joined as rank " + std::to_string(h.sender));
+  }
+  const int first = static_cast<int>(h.first_unit), last = static_cast<int>(h.last_unit);
+  try {
+    switch (h.type) {
+      case net::MessageType::kInit: {
+        if (h.sender != 0) return send_error(peer, "init: only rank 0 sends initial parameters");
+        if (store) return send_error(peer, "init: the parameters are already initialised");
+        const auto* values = reinterpret_cast<const float*>(m.payload);
+        std::vector<std::vector<float>> units;
+        for (auto b : limits.unit_bytes) {
+          units.emplace_back(values, values + b / 4);
+          values += b / 4;
+        }
+        StoreOptions s;
+        s.workers = options.workers;
+        s.sgd = options.sgd;
+        store = std::make_unique<ParameterStore>(s, std::move(units));
+        break;
+      }
+      case net::MessageType::kPullRequest:
+        pending.push_back({peer, h.sender, h.iteration, first, last});
+        break;
+      case net::MessageType::kPush:
+        if (!store) return send_error(peer, "push before the parameters were initialised");
+        store->push(h.sender, first, last, h.iteration, reinterpret_cast<const float*>(m.payload));
+        break;
+      case net::MessageType::kShutdown:
+        ++shut_down;
+        break;
+      default:
+        ++dropped;
+        return log(std::string("dropped unexpected ") + net::to_string(h.type) + " from rank " +
+                   std::to_string(h.sender));
+    }
+  } catch (const InvalidInput& e) {
+    ++dropped;
+    log(std::string("rank ") + std::to_string(h.sender) + ": " + e.what());
+    return send_error(peer, e.what());
+  }
+  answer_pulls();
+}
+
+void PsServer::Impl::run() {
+  auto last_message = std::chrono::steady_clock::now();
+  try {
+    while (!stopping) {
+      zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(100));
+      if (!(item.revents & ZMQ_POLLIN)) {
+        if (std::chrono::steady_clock::now() - last_message > options.timeout) {
+          std::string missing;
+          for (int r = 0; r < options.workers; ++r)
+            if (!peers.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+          throw Timeout("ps: no message for " + std::to_string(options.timeout.count()) + " ms" +
+                        (missing.empty() ? "" : " (workers not joined: " + missing + ")"));
+        }
+        continue;
+      }
+      last_message = std::chrono::steady_clock::now();
+      std::vector<zmq::message_t> parts;
+      while (true) {
+        zmq::message_t part;
+        if (!socket.recv(part, zmq::recv_flags::dontwait)) break;
+        parts.push_back(std::move(part));
+        if (!parts.back().more()) break;
+      }
+      if (parts.size() != 2) {
+        ++dropped;
+        log("dropped a message of " + std::to_string(parts.size()) + " frames");
+        continue;
+      }
+      received += parts[1].size();
+      const std::string peer = parts[0].to_string();
+      net::DecodeResult m = net::decode(parts[1].data(), parts[1].size(), limits);
+      if (!m.ok()) {
+        ++dropped;
+        log("dropped message from peer " + std::to_string(peers.size()) +
+            "-joined job: " + m.error);
+        continue;
+      }
+      handle(peer, m);
+      if (shut_down >= options.workers && store) {
+        done.set_value(store->snapshot());
+        return;
+      }
+    }
+    throw Error("ps: stopped before the workers finished");
+  } catch (...) {
+    done.set_exception(std::current_exception());
+  }
+}
+
+PsServer::PsServer(const ServerOptions& options) : impl_(std::make_unique<Impl>()) {
+  options.validate();
+  impl_->options = options;
+  impl_->socket.set(zmq::sockopt::linger, 0);
+  impl_->socket.set(zmq::sockopt::router_mandatory, 1);
+  std::string addr = options.listen;
+  if (addr.size() > 2 && addr.compare(addr.size() - 2, 2, ":0") == 0)
+    addr.replace(addr.size() - 1, 1, "*");
+  try {
+    impl_->socket.bind(addr);
+  } catch (const zmq::error_t& e) {
+    throw Error("ps: cannot listen on " + options.listen + ": " + e.what());
+  }
+  impl_->endpoint = impl_->socket.get(zmq::sockopt::last_endpoint);
+}
+
+PsServer::~PsServer() { stop(); }
+
+const std::string& PsServer::endpoint() const { return impl_->endpoint; }
+
+void PsServer::start() {
+  if (impl_->thread.joinable()) return;
+  impl_->thread = std::thread([this] { impl_->run(); });
+}
+
+std::vector<float> PsServer::wait() {
+  std::vector<float> out = impl_->result.get();
+  stop();
+  return out;
+}
+
+void PsServer::stop() {
+  impl_->stopping = true;
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+std::uint64_t PsServer::bytes_received() const { return impl_->received; }
+std::uint64_t PsServer::bytes_sent() const { return impl_->sent; }
+std::uint64_t PsServer::messages_dropped() const { return impl_->dropped; }
+
+}  // namespace dynacomm::ps

@@ -1,0 +1,209 @@
+// A PS and workers as threads in one process, over real ZeroMQ on loopback (port 0).
+#include "ps/server.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "base/error.h"
+#include "net/connection.h"
+
+namespace dynacomm::ps {
+namespace {
+
+using namespace std::chrono_literals;
+using net::Header;
+using net::MessageType;
+
+const std::vector<std::int64_t> kUnitFloats = {3, 1, 5, 2};
+
+std::vector<std::int64_t> unit_bytes() {
+  std::vector<std::int64_t> b;
+  for (auto n : kUnitFloats) b.push_back(n * 4);
+  return b;
+}
+
+std::vector<std::vector<float>> initial() {
+  std::vector<std::vector<float>> v;
+  for (std::size_t u = 0; u < kUnitFloats.size(); ++u)
+    v.push_back(std::vector<float>(static_cast<std::size_t>(kUnitFloats[u]), 0.25f * (u + 1)));
+  return v;
+}
+
+// A deterministic "gradient" that depends on the parameters the worker pulled, so a
+// wrong or stale pull changes the result.
+float fake_grad(int rank, int unit, std::int64_t it, float p) {
+  return 0.5f * p + 0.01f * (rank + 1) - 0.001f * unit + 0.0001f * static_cast<float>(it);
+}
+
+struct Segments {
+  std::vector<std::pair<int, int>> pull, push;  // push in send order
+};
+
+void run_worker(const std::string& endpoint, int rank, int workers, int iterations,
+                const Segments& seg, const std::string& model = "fake") {
+  net::Connection c(endpoint, net::WireLimits{unit_bytes(), workers - 1, 64 * 1024});
+  nlohmann::json hello = {{"model", model}, {"workers", workers}, {"unit_bytes", unit_bytes()}};
+  std::string text = hello.dump();
+  c.send(Header{MessageType::kHello, rank, 0, 0, 0}, text.data(), text.size());
+  c.receive(5s, "the welcome");
+  std::vector<std::vector<float>> params = initial();
+  if (rank == 0) {
+    std::vector<float> all;
+    for (auto& u : params) all.insert(all.end(), u.begin(), u.end());
+    c.send(Header{MessageType::kInit, 0, 0, 0, static_cast<std::uint32_t>(params.size() - 1)},
+           all.data(), all.size() * 4);
+  }
+  for (int it = 0; it < iterations; ++it) {
+    for (auto [a, b] : seg.pull)  // pipelined: all requests first
+      c.send(Header{MessageType::kPullRequest, rank, it, static_cast<std::uint32_t>(a),
+                    static_cast<std::uint32_t>(b)},
+             nullptr, 0);
+    for (std::size_t k = 0; k < seg.pull.size(); ++k) {
+      net::Message m = c.receive(5s, "a pull reply");
+      ASSERT_EQ(m.header.type, MessageType::kPullReply);
+      ASSERT_EQ(m.header.iteration, it);
+      const float* v = reinterpret_cast<const float*>(m.payload());
+      for (auto u = m.header.first_unit; u <= m.header.last_unit; ++u) {
+        std::memcpy(params[u].data(), v, params[u].size() * 4);
+        v += params[u].size();
+      }
+    }
+    for (auto [a, b] : seg.push) {
+      std::vector<float> g;
+      for (int u = a; u <= b; ++u)
+        for (float p : params[u]) g.push_back(fake_grad(rank, u, it, p));
+      c.send(Header{MessageType::kPush, rank, it, static_cast<std::uint32_t>(a),
+                    static_cast<std::uint32_t>(b)},
+             g.data(), g.size() * 4);
+    }
+  }
+  c.send(Header{MessageType::kShutdown, rank, 0, 0, 0}, nullptr, 0);
+}
+
+ServerOptions server_options(int workers) {
+  ServerOptions o;
+  o.workers = workers;
+  o.model = "fake";
+  o.sgd.lr = 0.1;
+  o.sgd.momentum = 0.9;
+  o.sgd.weight_decay = 1e-3;
+  o.timeout = 10s;
+  o.log = [](const std::string&) {};
+  return o;
+}
+
+std::vector<float> train(int workers, int iterations, const std::vector<Segments>& plans) {
+  PsServer ps(server_options(workers));
+  ps.start();
+  std::vector<std::thread> threads;
+  for (int r = 0; r < workers; ++r)
+    threads.emplace_back(run_worker, ps.endpoint(), r, workers, iterations, plans[r % plans.size()],
+                         "fake");
+  for (auto& t : threads) t.join();
+  return ps.wait();
+}
+
+// The same arithmetic without any networking: sum in rank order, average, SGD.
+std::vector<float> reference(int workers, int iterations) {
+  ServerOptions o = server_options(workers);
+  auto params = initial();
+  std::vector<std::int64_t> sizes(kUnitFloats.begin(), kUnitFloats.end());
+  optim::Sgd sgd(o.sgd, sizes);
+  for (int it = 0; it < iterations; ++it)
+    for (std::size_t u = 0; u < params.size(); ++u) {
+      std::vector<float> sum(params[u].size(), 0.f);
+      for (int r = 0; r < workers; ++r)
+        for (std::size_t k = 0; k < sum.size(); ++k)
+          sum[k] = r == 0 ? fake_grad(r, static_cast<int>(u), it, params[u][k])
+                          : sum[k] + fake_grad(r, static_cast<int>(u), it, params[u][k]);
+      if (workers > 1)
+        for (auto& s : sum) s /= static_cast<float>(workers);
+      sgd.step(static_cast<int>(u), params[u].data(), sum.data(), it);
+    }
+  std::vector<float> flat;
+  for (auto& u : params) flat.insert(flat.end(), u.begin(), u.end());
+  return flat;
+}
+
+const Segments kSequential{{{0, 3}}, {{0, 3}}};
+const Segments kLayerwise{{{0, 0}, {1, 1}, {2, 2}, {3, 3}}, {{3, 3}, {2, 2}, {1, 1}, {0, 0}}};
+const Segments kMixed{{{0, 1}, {2, 3}}, {{3, 3}, {0, 2}}};
+
+TEST(PsCluster, AnySegmentationGivesBitIdenticalWeights) {
+  const std::vector<float> expected = reference(2, 15);
+  EXPECT_EQ(train(2, 15, {kSequential}), expected);
+  EXPECT_EQ(train(2, 15, {kLayerwise}), expected);
+  EXPECT_EQ(train(2, 15, {kMixed, kLayerwise}), expected);  // workers may even differ
+  EXPECT_EQ(train(3, 10, {kMixed, kSequential, kLayerwise}), reference(3, 10));
+}
+
+TEST(PsCluster, RefusesMismatchedWorkers) {
+  PsServer ps(server_options(2));
+  ps.start();
+  net::Connection c(ps.endpoint(), net::WireLimits{unit_bytes(), 1, 64 * 1024});
+  auto hello = [&](const std::string& model, int workers, int rank) {
+    std::string text =
+        nlohmann::json{{"model", model}, {"workers", workers}, {"unit_bytes", unit_bytes()}}.dump();
+    c.send(Header{MessageType::kHello, rank, 0, 0, 0}, text.data(), text.size());
+    try {
+      c.receive(5s, "the welcome");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("welcomed");
+  };
+  EXPECT_NE(
+      hello("resnet18", 2, 0).find("refused: worker runs model 'resnet18', the PS serves 'fake'"),
+      std::string::npos);
+  EXPECT_NE(hello("fake", 4, 0).find("refused: worker expects 4 workers, the PS runs a job of 2"),
+            std::string::npos);
+  EXPECT_NE(hello("fake", 2, 5).find("refused: rank 5"), std::string::npos);
+  EXPECT_EQ(hello("fake", 2, 0), "welcomed");
+  // Garbage never stops the server: it is dropped and counted.
+  c.send(Header{MessageType::kPush, 0, 0, 0, 9}, nullptr, 0);  // unit range out of the model
+  std::this_thread::sleep_for(100ms);
+  EXPECT_GE(ps.messages_dropped(), 1u);
+  ps.stop();
+}
+
+TEST(PsCluster, ClearErrorsForPortInUseAndMissingPs) {
+  PsServer first(server_options(1));
+  ServerOptions o = server_options(1);
+  o.listen = first.endpoint();
+  try {
+    PsServer second(o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot listen on " + first.endpoint()),
+              std::string::npos);
+  }
+  // Nothing listens on port 1; the wait names the endpoint and what was awaited.
+  net::Connection c("tcp://127.0.0.1:1", net::WireLimits{unit_bytes(), 0, 1024});
+  try {
+    c.receive(200ms, "the welcome");
+    FAIL();
+  } catch (const Timeout& e) {
+    EXPECT_NE(std::string(e.what()).find("no answer from the PS at tcp://127.0.0.1:1 within 200 ms "
+                                         "while waiting for the welcome"),
+              std::string::npos);
+  }
+}
+
+TEST(PsCluster, ServerTimesOutNamingMissingWorkers) {
+  ServerOptions o = server_options(2);
+  o.timeout = 300ms;
+  PsServer ps(o);
+  ps.start();
+  try {
+    ps.wait();
+    FAIL();
+  } catch (const Timeout& e) {
+    EXPECT_NE(std::string(e.what()).find("workers not joined: 0, 1"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace dynacomm::ps
