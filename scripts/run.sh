@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null
 if [ $# -eq 0 ]; then
-  set -- plan --profile profiles/example-cnn-1x28x28-b32.json --down 20mbit --up 20mbit \
+  set -- plan --profile profiles/cnn-1x28x28-b32.json --down 20mbit --up 20mbit \
     --latency 10ms --overhead 5ms
 fi
 exec "${BUILD_DIR:-build}/src/cli/dynacomm" "$@"

@@ -8,5 +8,7 @@ namespace dynacomm::cli {
 void add_plan_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_ps_command(CLI::App& app);
+void add_worker_command(CLI::App& app);
 
 }  // namespace dynacomm::cli

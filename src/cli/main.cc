@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   dynacomm::cli::add_train_command(app);
   dynacomm::cli::add_plan_command(app);
   dynacomm::cli::add_profile_command(app);
+  dynacomm::cli::add_ps_command(app);
+  dynacomm::cli::add_worker_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

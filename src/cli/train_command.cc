@@ -1,62 +1,120 @@
-// `dynacomm train`: today `--local` (single process); the PS cluster comes next.
+// `dynacomm train`: the embedded default (a PS and N workers as processes on this
+// machine, emulated edge links), or `--local` (one process, no PS).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/job_flags.h"
+#include "cluster/local_cluster.h"
+#include "report/run_folder.h"
 #include "train/local_training.h"
 
 namespace dynacomm::cli {
 
 namespace {
+
 struct TrainFlags {
   bool local = false;
-  std::string lr_schedule = "constant";
-  train::LocalTrainingOptions options;
+  int threads = 0;
+  std::string out;
+  JobFlags job;
 };
+
+std::string self_exe() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw Error("cannot find the dynacomm executable (/proc/self/exe)");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::string default_run_dir(const JobFlags& j, bool local) {
+  char stamp[32];
+  std::time_t t = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return std::string("runs/") + stamp + "-" + j.model + "-" + (local ? "local" : j.scheduler);
+}
+
+void run_local(const TrainFlags& f) {
+  train::LocalTrainingOptions o;
+  o.model = f.job.model;
+  o.epochs = f.job.epochs;
+  o.iterations = f.job.iterations;
+  o.batch = f.job.batch;
+  o.sgd = f.job.sgd();
+  o.seed = f.job.seed;
+  o.threads = f.threads;
+  o.data_dir = f.job.data_dir;
+  o.train_samples = f.job.train_samples;
+  o.test_samples = f.job.test_samples;
+  o.out_dir = f.out.empty() ? default_run_dir(f.job, true) : f.out;
+  o.interactive = ::isatty(STDERR_FILENO);
+  train::TrainingResult r = train::train_local(o, std::cerr);
+  std::printf("model %s: test accuracy %.2f%% after %d epoch(s), %lld iterations, %.1f s\n", o.model.c_str(),
+              100 * r.test_accuracy, static_cast<int>(r.epochs.size()), static_cast<long long>(r.iterations),
+              r.train_seconds);
+  std::printf("results in %s\n", o.out_dir.c_str());
+}
+
+void run_cluster(const TrainFlags& f) {
+  const JobFlags& j = f.job;
+  (void)j.worker_options();  // validate every flag here, before any process starts
+  const std::string run_dir = f.out.empty() ? default_run_dir(j, false) : f.out;
+  report::RunFolder run(run_dir);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = f.threads > 0 ? f.threads : std::max(1, cores / j.workers);
+  std::fprintf(stderr, "dynacomm: 1 PS + %d workers on this machine, model %s, scheduler %s, "
+               "emulated links %s down / %s up, %s latency; results in %s\n",
+               j.workers, j.model.c_str(), j.scheduler.c_str(), j.down.c_str(),
+               (j.up.empty() ? j.down : j.up).c_str(), j.latency.c_str(), run_dir.c_str());
+  cluster::install_interrupt_handler();
+  cluster::LocalCluster c(self_exe(), run_dir, std::chrono::seconds(30));
+  const std::string endpoint = c.start_ps(j.optimizer_args());
+  for (int r = 0; r < j.workers; ++r) {
+    std::vector<std::string> args = j.worker_args();
+    args.insert(args.end(), {"--ps", endpoint, "--threads", std::to_string(threads)});
+    if (r == 0) args.insert(args.end(), {"--out", run_dir});
+    c.start_worker(r, args, /*show_output=*/r == 0);
+  }
+  c.wait();
+
+  std::ifstream in(run.file("summary.json"));
+  nlohmann::json s = nlohmann::json::parse(in);
+  const double median = s["median_iteration_ms"], seq = s["predicted_sequential_ms"], pred = s["predicted_ms"];
+  std::printf("test accuracy %.2f%% after %lld iterations\n", 100 * s["test_accuracy"].get<double>(),
+              static_cast<long long>(s["iterations"].get<std::int64_t>()));
+  std::printf("median iteration %.1f ms with %s (predicted %.1f ms); sequential would take %.1f ms "
+              "(predicted), %.2fx\n",
+              median, j.scheduler.c_str(), pred, seq, median > 0 ? seq / median : 0.0);
+  std::printf("results in %s\n", run_dir.c_str());
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app) {
   auto f = std::make_shared<TrainFlags>();
-  auto& o = f->options;
-  o.sgd.lr = 0.05;
-  CLI::App* cmd = app.add_subcommand("train", "Train a CNN on Fashion-MNIST");
+  CLI::App* cmd = app.add_subcommand(
+      "train", "Train a CNN on Fashion-MNIST: a PS and edge workers on this machine, or --local");
   cmd->add_flag("--local", f->local, "Train in this one process, without a parameter server");
-  cmd->add_option("--model", o.model,
-                  "cnn, lenet5, resnet18, resnet50, vgg11, vgg16, mobilenetv2, alexnet")
+  cmd->add_option("--threads", f->threads, "Compute threads per process (0: cores / workers)")
       ->capture_default_str();
-  cmd->add_option("--epochs", o.epochs, "Passes over the training data")->capture_default_str();
-  cmd->add_option("--iterations", o.iterations, "Stop after this many iterations (0: no limit)")
-      ->capture_default_str();
-  cmd->add_option("--batch", o.batch, "Mini-batch size")->capture_default_str();
-  cmd->add_option("--lr", o.sgd.lr, "Learning rate")->capture_default_str();
-  cmd->add_option("--lr-schedule", f->lr_schedule, "constant or cosine (decays to 0 over the run)")
-      ->capture_default_str();
-  cmd->add_option("--momentum", o.sgd.momentum, "SGD momentum")->capture_default_str();
-  cmd->add_option("--weight-decay", o.sgd.weight_decay, "L2 weight decay")->capture_default_str();
-  cmd->add_option("--seed", o.seed, "Seed for weights, shuffling and dropout")
-      ->capture_default_str();
-  cmd->add_option("--threads", o.threads, "Compute threads (0: all cores)")->capture_default_str();
-  cmd->add_option("--data-dir", o.data_dir, "Fashion-MNIST IDX folder (default: Debian's package)");
-  cmd->add_option("--train-samples", o.train_samples,
-                  "Use only the first N training images (0: all)");
-  cmd->add_option("--test-samples", o.test_samples, "Evaluate on the first N test images (0: all)");
-  cmd->add_option("--out", o.out_dir, "Run folder for metrics.csv, summary.json, weights.bin");
+  cmd->add_option("--out", f->out, "Run folder (default: a fresh folder under runs/)");
+  f->job.add_model_and_optimizer(cmd);
+  f->job.add_worker_flags(cmd);
   cmd->callback([f]() {
-    if (!f->local)
-      throw InvalidInput(
-          "train: only --local is available in this version (the parameter-server runtime is "
-          "not built yet); run `dynacomm train --local ...`");
-    f->options.sgd.schedule = optim::parse_lr_schedule(f->lr_schedule);
-    f->options.interactive = ::isatty(STDERR_FILENO);
-    train::TrainingResult r = train::train_local(f->options, std::cerr);
-    std::printf("model %s: test accuracy %.2f%% after %d epoch(s), %lld iterations, %.1f s\n",
-                f->options.model.c_str(), 100 * r.test_accuracy, static_cast<int>(r.epochs.size()),
-                static_cast<long long>(r.iterations), r.train_seconds);
-    if (!f->options.out_dir.empty()) std::printf("results in %s\n", f->options.out_dir.c_str());
+    if (f->local)
+      run_local(*f);
+    else
+      run_cluster(*f);
   });
 }
 

@@ -13,7 +13,9 @@ struct Connection::Zmq {
 
 Connection::Connection(const std::string& endpoint, WireLimits limits)
     : zmq_(std::make_unique<Zmq>()), endpoint_(endpoint), limits_(std::move(limits)) {
-  zmq_->socket.set(zmq::sockopt::linger, 0);
+  // On close, wait up to 5 s for queued messages (the goodbye above all) to leave:
+  // with no linger ZeroMQ would drop them.
+  zmq_->socket.set(zmq::sockopt::linger, 5000);
   try {
     zmq_->socket.connect(endpoint);
   } catch (const zmq::error_t& e) {
@@ -26,21 +28,30 @@ Connection::~Connection() = default;
 void Connection::set_limits(WireLimits limits) { limits_ = std::move(limits); }
 
 void Connection::send(const Header& header, const void* payload, std::size_t size) {
-  std::string msg = encode(header, payload, size);
+  send_frame(encode(header, payload, size));
+}
+
+void Connection::send_frame(const std::string& msg) {
   zmq_->socket.send(zmq::buffer(msg), zmq::send_flags::none);
   sent_ += msg.size();
 }
 
 Message Connection::receive(std::chrono::milliseconds timeout, const std::string& waiting_for) {
+  Message m;
+  if (!poll(timeout, &m))
+    throw Timeout("no answer from the PS at " + endpoint_ + " within " +
+                  std::to_string(timeout.count()) + " ms while waiting for " + waiting_for);
+  return m;
+}
+
+bool Connection::poll(std::chrono::milliseconds timeout, Message* out) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     zmq::pollitem_t item{zmq_->socket.handle(), 0, ZMQ_POLLIN, 0};
-    if (left.count() > 0) zmq::poll(&item, 1, left);
-    if (!(item.revents & ZMQ_POLLIN))
-      throw Timeout("no answer from the PS at " + endpoint_ + " within " +
-                    std::to_string(timeout.count()) + " ms while waiting for " + waiting_for);
+    zmq::poll(&item, 1, left.count() > 0 ? left : std::chrono::milliseconds(0));
+    if (!(item.revents & ZMQ_POLLIN)) return false;
     zmq::message_t frame;
     if (!zmq_->socket.recv(frame, zmq::recv_flags::dontwait)) continue;
     received_ += frame.size();
@@ -53,7 +64,8 @@ Message Connection::receive(std::chrono::milliseconds timeout, const std::string
     if (r.header.type == MessageType::kError)
       throw Error("the PS at " + endpoint_ + " said: " +
                   std::string(reinterpret_cast<const char*>(r.payload), r.header.payload_bytes));
-    return Message{r.header, frame.to_string()};
+    *out = Message{r.header, frame.to_string()};
+    return true;
   }
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -32,9 +33,12 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   void send(const Header& header, const void* payload, std::size_t size);
+  void send_frame(const std::string& encoded);  // a frame made by encode()
   // The next valid message. Invalid ones are dropped (counted; reason in last_drop()).
   // A kError message from the PS is thrown as Error with its text. Throws Timeout.
   Message receive(std::chrono::milliseconds timeout, const std::string& waiting_for);
+  // Like receive, but returns false instead of throwing when nothing came in time.
+  bool poll(std::chrono::milliseconds timeout, Message* out);
   void set_limits(WireLimits limits);
 
   const std::string& endpoint() const { return endpoint_; }

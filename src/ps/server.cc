@@ -150,6 +150,8 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m)
         StoreOptions s;
         s.workers = options.workers;
         s.sgd = options.sgd;
+        if (s.sgd.total_iterations <= 0 && job.contains("total_iterations"))  // for schedules
+          s.sgd.total_iterations = job["total_iterations"].get<std::int64_t>();
         store = std::make_unique<ParameterStore>(s, std::move(units));
         break;
       }
@@ -229,7 +231,8 @@ void PsServer::Impl::run() {
 PsServer::PsServer(const ServerOptions& options) : impl_(std::make_unique<Impl>()) {
   options.validate();
   impl_->options = options;
-  impl_->socket.set(zmq::sockopt::linger, 0);
+  // Give queued replies up to 2 s to leave when the server closes.
+  impl_->socket.set(zmq::sockopt::linger, 2000);
   impl_->socket.set(zmq::sockopt::router_mandatory, 1);
   std::string addr = options.listen;
   if (addr.size() > 2 && addr.compare(addr.size() - 2, 2, ":0") == 0)

@@ -1,0 +1,115 @@
+// `dynacomm ps` and `dynacomm worker`: one process each; `dynacomm train` starts them.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/job_flags.h"
+#include "report/run_folder.h"
+
+namespace dynacomm::cli {
+
+void add_ps_command(CLI::App& app) {
+  struct Flags {
+    JobFlags job;
+    std::string listen = "tcp://127.0.0.1:7070";
+    std::string endpoint_file;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand("ps", "Run the parameter server");
+  cmd->add_option("--listen", f->listen,
+                  "ZeroMQ endpoint to bind; port 0 picks a free one. Loopback by default: binding "
+                  "another address is an explicit choice")
+      ->capture_default_str();
+  cmd->add_option("--endpoint-file", f->endpoint_file, "Write the bound endpoint to this file");
+  f->job.add_model_and_optimizer(cmd);
+  cmd->callback([f]() {
+    ps::PsServer server(f->job.server_options());
+    if (!f->endpoint_file.empty()) {
+      const std::string tmp = f->endpoint_file + ".tmp";
+      std::ofstream(tmp) << server.endpoint() << "\n";
+      std::rename(tmp.c_str(), f->endpoint_file.c_str());
+    }
+    std::cerr << "dynacomm ps: listening on " << server.endpoint() << " for " << f->job.workers
+              << " worker(s), model " << f->job.model << "\n";
+    server.start();
+    std::vector<float> weights = server.wait();
+    std::cerr << "dynacomm ps: done; received " << server.bytes_received() << " bytes, sent "
+              << server.bytes_sent() << " bytes, dropped " << server.messages_dropped()
+              << " malformed message(s)\n";
+  });
+}
+
+void add_worker_command(CLI::App& app) {
+  struct Flags {
+    JobFlags job;
+    std::string ps;
+    int rank = 0;
+    int threads = 1;
+    std::string out;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand("worker", "Run one edge worker against a PS");
+  cmd->add_option("--ps", f->ps, "The PS endpoint, e.g. tcp://10.0.0.1:7070")->required();
+  cmd->add_option("--rank", f->rank, "This worker's rank, 0..workers-1")->required();
+  cmd->add_option("--threads", f->threads, "Compute threads")->capture_default_str();
+  cmd->add_option("--out", f->out, "Run folder (rank 0 writes metrics.csv, summary.json, weights.bin)");
+  f->job.add_model_and_optimizer(cmd);
+  f->job.add_worker_flags(cmd);
+  cmd->callback([f]() {
+    worker::WorkerOptions o = f->job.worker_options();
+    o.ps = f->ps;
+    o.rank = f->rank;
+    o.threads = f->threads;
+    o.interactive = ::isatty(STDERR_FILENO);
+    worker::WorkerResult r = worker::run_worker(o, std::cerr);
+    if (f->rank != 0 || f->out.empty()) return;
+    report::RunFolder run(f->out);
+    std::vector<std::vector<double>> rows;
+    std::int64_t up = 0, down = 0;
+    std::size_t epoch_index = 0;
+    for (std::size_t i = 0; i < r.iterations.size(); ++i) {
+      const auto& it = r.iterations[i];
+      up += it.bytes_up;
+      down += it.bytes_down;
+      const bool epoch_end = i + 1 == r.iterations.size() || r.iterations[i + 1].epoch != it.epoch;
+      double acc = epoch_end && epoch_index < r.epoch_test_accuracy.size() ? r.epoch_test_accuracy[epoch_index++] : -1;
+      rows.push_back({static_cast<double>(it.iteration), static_cast<double>(it.epoch), it.ms, it.loss,
+                      static_cast<double>(it.bytes_up), static_cast<double>(it.bytes_down),
+                      static_cast<double>(it.plan_id), static_cast<double>(it.pull_segments),
+                      static_cast<double>(it.push_segments), acc});
+    }
+    run.write_csv("metrics.csv",
+                  {"iteration", "epoch", "iteration_ms", "loss", "bytes_up", "bytes_down", "plan_id",
+                   "pull_segments", "push_segments", "test_accuracy"},
+                  rows);
+    run.write_floats("weights.bin", r.final_weights);
+    nlohmann::json plan = plan::to_json(r.plan);
+    run.write_json("summary.json",
+                   {{"mode", "cluster"},
+                    {"scheduler", f->job.scheduler},
+                    {"model", f->job.model},
+                    {"workers", f->job.workers},
+                    {"batch", f->job.batch},
+                    {"iterations", static_cast<std::int64_t>(r.iterations.size())},
+                    {"median_iteration_ms", r.median_iteration_ms},
+                    {"predicted_ms", r.predicted_ms},
+                    {"predicted_sequential_ms", r.predicted_sequential_ms},
+                    {"test_accuracy", r.test_accuracy},
+                    {"bytes_up", up},
+                    {"bytes_down", down},
+                    {"link", {{"down", f->job.down}, {"up", f->job.up.empty() ? f->job.down : f->job.up},
+                              {"latency", f->job.latency}, {"emulation", "user-space token bucket + latency"}}},
+                    {"plan", plan},
+                    {"profile", plan::to_json(r.profile)},
+                    {"weights", "weights.bin: float32 little-endian, units in order"}});
+  });
+}
+
+}  // namespace dynacomm::cli

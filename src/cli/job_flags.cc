@@ -1,0 +1,113 @@
+#include "cli/job_flags.h"
+
+#include <cstdio>
+
+#include "plan/quantity.h"
+
+namespace dynacomm::cli {
+
+namespace {
+std::string num(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+}  // namespace
+
+void JobFlags::add_model_and_optimizer(CLI::App* cmd) {
+  cmd->add_option("--model", model, "cnn, lenet5, resnet18, resnet50, vgg11, vgg16, mobilenetv2, alexnet")
+      ->capture_default_str();
+  cmd->add_option("--workers", workers, "Number of edge workers")->capture_default_str();
+  cmd->add_option("--lr", lr, "Learning rate (applied on the PS)")->capture_default_str();
+  cmd->add_option("--lr-schedule", lr_schedule, "constant or cosine")->capture_default_str();
+  cmd->add_option("--momentum", momentum, "SGD momentum")->capture_default_str();
+  cmd->add_option("--weight-decay", weight_decay, "L2 weight decay")->capture_default_str();
+  cmd->add_option("--timeout", timeout_s, "Seconds any wait on a peer may take")->capture_default_str();
+}
+
+void JobFlags::add_worker_flags(CLI::App* cmd) {
+  cmd->add_option("--batch", batch, "Mini-batch size per worker")->capture_default_str();
+  cmd->add_option("--epochs", epochs, "Passes over each worker's share of the data")->capture_default_str();
+  cmd->add_option("--iterations", iterations, "Stop after this many iterations (0: run the epochs)")
+      ->capture_default_str();
+  cmd->add_option("--seed", seed, "Seed for weights, partitioning, shuffling, dropout")->capture_default_str();
+  cmd->add_option("--data-dir", data_dir, "Fashion-MNIST IDX folder (default: Debian's package)");
+  cmd->add_option("--partition", partition, "iid or noniid")->capture_default_str();
+  cmd->add_option("--shards", shards, "noniid: label shards per worker")->capture_default_str();
+  cmd->add_option("--train-samples", train_samples, "Use only the first N training images (0: all)");
+  cmd->add_option("--test-samples", test_samples, "Evaluate on the first N test images (0: all)");
+  cmd->add_option("--scheduler", scheduler, "sequential, layerwise, greedy, mgwfbp, bucket, dynacomm")
+      ->capture_default_str();
+  cmd->add_option("--down", down, "Emulated downlink per worker, e.g. 100mbit")->capture_default_str();
+  cmd->add_option("--up", up, "Emulated uplink per worker (default: --down)");
+  cmd->add_option("--latency", latency, "Emulated one-way latency, e.g. 10ms")->capture_default_str();
+  cmd->add_option("--extra-overhead", extra_overhead, "Injected cost per message (what-if studies)")
+      ->capture_default_str();
+  cmd->add_option("--warmup", warmup, "Iterations with the sequential plan, measuring compute")
+      ->capture_default_str();
+}
+
+std::vector<std::string> JobFlags::optimizer_args() const {
+  return {"--model", model, "--workers", std::to_string(workers), "--lr", num(lr), "--lr-schedule",
+          lr_schedule, "--momentum", num(momentum), "--weight-decay", num(weight_decay), "--timeout",
+          num(timeout_s)};
+}
+
+std::vector<std::string> JobFlags::worker_args() const {
+  std::vector<std::string> a = optimizer_args();
+  std::vector<std::string> more = {"--batch", std::to_string(batch), "--epochs", std::to_string(epochs),
+                                   "--iterations", std::to_string(iterations), "--seed", std::to_string(seed),
+                                   "--partition", partition, "--shards", std::to_string(shards),
+                                   "--train-samples", std::to_string(train_samples), "--test-samples",
+                                   std::to_string(test_samples), "--scheduler", scheduler, "--down", down,
+                                   "--latency", latency, "--extra-overhead", extra_overhead, "--warmup",
+                                   std::to_string(warmup)};
+  a.insert(a.end(), more.begin(), more.end());
+  if (!up.empty()) a.insert(a.end(), {"--up", up});
+  if (!data_dir.empty()) a.insert(a.end(), {"--data-dir", data_dir});
+  return a;
+}
+
+optim::SgdOptions JobFlags::sgd() const {
+  optim::SgdOptions s;
+  s.lr = lr;
+  s.momentum = momentum;
+  s.weight_decay = weight_decay;
+  s.schedule = optim::parse_lr_schedule(lr_schedule);
+  return s;
+}
+
+ps::ServerOptions JobFlags::server_options() const {
+  ps::ServerOptions o;
+  o.workers = workers;
+  o.model = model;
+  o.sgd = sgd();
+  o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+  return o;
+}
+
+worker::WorkerOptions JobFlags::worker_options() const {
+  worker::WorkerOptions o;
+  o.workers = workers;
+  o.model = model;
+  o.batch = batch;
+  o.epochs = epochs;
+  o.iterations = iterations;
+  o.seed = seed;
+  o.data_dir = data_dir;
+  o.partition.kind = data::parse_partition_kind(partition);
+  o.partition.shards_per_device = shards;
+  o.partition.seed = seed;
+  o.train_samples = train_samples;
+  o.test_samples = test_samples;
+  o.scheduler = scheduler;
+  o.link.down_bps = plan::parse_bandwidth_bps(down);
+  o.link.up_bps = up.empty() ? o.link.down_bps : plan::parse_bandwidth_bps(up);
+  o.link.latency_ms = plan::parse_duration_ms(latency);
+  o.extra_overhead_ms = plan::parse_duration_ms(extra_overhead);
+  o.warmup = warmup;
+  o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+  return o;
+}
+
+}  // namespace dynacomm::cli

@@ -1,0 +1,95 @@
+// Real processes on loopback: `dynacomm ps` and `dynacomm worker`s started by the same
+// launcher `dynacomm train` uses, a few iterations each, on a slice of Fashion-MNIST.
+#include "cluster/local_cluster.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+
+namespace dynacomm::cluster {
+namespace {
+
+bool have_fashion_mnist() {
+  struct stat st;
+  return ::stat("/usr/share/datasets/fashion-mnist", &st) == 0;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+    dir_ = ::testing::TempDir() + "dynacomm_cluster_" + std::to_string(::getpid()) + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ::mkdir(dir_.c_str(), 0755);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::system(("rm -rf '" + dir_ + "'").c_str());
+  }
+
+  // Runs a job of `workers` workers and returns worker 0's final weights.bin.
+  std::string run(const std::string& name, int workers, const std::string& scheduler,
+                  const std::string& worker_model = "cnn") {
+    const std::string out = dir_ + "/" + name;
+    ::mkdir(out.c_str(), 0755);
+    LocalCluster c(DYNACOMM_EXE, out, std::chrono::seconds(30));
+    const std::vector<std::string> common = {"--workers", std::to_string(workers), "--timeout", "20",
+                                             "--lr-schedule", "cosine"};
+    std::vector<std::string> ps_args = common;
+    ps_args.insert(ps_args.end(), {"--model", "cnn"});
+    const std::string ep = c.start_ps(ps_args);
+    for (int r = 0; r < workers; ++r) {
+      std::vector<std::string> a = common;
+      a.insert(a.end(), {"--ps", ep, "--model", worker_model, "--scheduler", scheduler, "--iterations", "5",
+                         "--warmup", "2", "--batch", "32", "--train-samples", "1000", "--test-samples", "100",
+                         "--down", "1gbit", "--latency", "1ms", "--threads", "1"});
+      if (r == 0) a.insert(a.end(), {"--out", out});
+      c.start_worker(r, a, false);
+    }
+    c.wait();
+    return read_file(out + "/weights.bin");
+  }
+  std::string dir_;
+};
+
+// Scheduling never changes the learning: every strategy, bit for bit.
+TEST_F(ClusterTest, EveryStrategyGivesBitIdenticalWeights) {
+  const std::string reference = run("sequential", 2, "sequential");
+  ASSERT_GT(reference.size(), 3'000'000u);
+  for (const char* s : {"layerwise", "greedy", "mgwfbp", "bucket", "dynacomm"})
+    EXPECT_TRUE(run(s, 2, s) == reference) << s << " changed the weights";
+}
+
+// One worker through the PS computes exactly what --local training computes.
+TEST_F(ClusterTest, OneWorkerEqualsLocalTraining) {
+  const std::string via_ps = run("one", 1, "dynacomm");
+  const std::string local_dir = dir_ + "/local";
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " train --local --iterations 5 --batch 32 --train-samples 1000 --test-samples 100"
+                          " --threads 1 --lr-schedule cosine --out " + local_dir + " > " + dir_ + "/local.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/local.log");
+  EXPECT_TRUE(read_file(local_dir + "/weights.bin") == via_ps);
+}
+
+TEST_F(ClusterTest, WorkerWithAnotherModelIsRefusedClearly) {
+  try {
+    run("mismatch", 1, "dynacomm", "lenet5");
+    FAIL() << "the mismatched worker was accepted";
+  } catch (const Error& e) {
+    const std::string log = read_file(dir_ + "/mismatch/worker-0.log");
+    EXPECT_NE(log.find("refused: worker runs model 'lenet5', the PS serves 'cnn'"), std::string::npos) << log;
+  }
+}
+
+}  // namespace
+}  // namespace dynacomm::cluster

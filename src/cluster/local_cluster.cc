@@ -1,0 +1,148 @@
+#include "cluster/local_cluster.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "base/error.h"
+
+namespace dynacomm::cluster {
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;  // the one piece of process state a signal may touch
+void on_signal(int) { g_interrupted = 1; }
+
+std::string tail_of(const std::string& path, int lines) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  for (std::string l; std::getline(in, l);) all.push_back(l);
+  std::string out;
+  for (std::size_t i = all.size() > static_cast<std::size_t>(lines) ? all.size() - lines : 0; i < all.size(); ++i)
+    out += "\n    " + all[i];
+  return out;
+}
+
+}  // namespace
+
+void install_interrupt_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+LocalCluster::LocalCluster(std::string exe, std::string run_dir, std::chrono::milliseconds start_timeout)
+    : exe_(std::move(exe)), run_dir_(std::move(run_dir)), start_timeout_(start_timeout) {}
+
+LocalCluster::~LocalCluster() { stop_all(SIGKILL); }
+
+pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::string& log) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw Error(std::string("cannot start a process: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own group: the terminal's Ctrl-C goes to the launcher only
+    if (!log.empty()) {
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, STDOUT_FILENO);
+        ::dup2(fd, STDERR_FILENO);
+        ::close(fd);
+      }
+    }
+    ::execv(exe_.c_str(), args.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", exe_.c_str(), std::strerror(errno));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+std::string LocalCluster::start_ps(std::vector<std::string> args) {
+  const std::string endpoint_file = run_dir_ + "/ps.endpoint";
+  ::unlink(endpoint_file.c_str());
+  std::vector<std::string> argv{exe_, "ps", "--listen", "tcp://127.0.0.1:0", "--endpoint-file", endpoint_file};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string log = run_dir_ + "/ps.log";
+  children_.push_back({"the PS", log, spawn(argv, log)});
+  const auto deadline = std::chrono::steady_clock::now() + start_timeout_;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(endpoint_file);
+    std::string endpoint;
+    if (in >> endpoint && endpoint.rfind("tcp://", 0) == 0) return endpoint;
+    int status;
+    if (::waitpid(children_.back().pid, &status, WNOHANG) == children_.back().pid) {
+      children_.back().done = true;
+      throw Error("the PS exited before it was ready; its log (" + log + "):" + tail_of(log, 5));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw Timeout("the PS did not report its endpoint within " + std::to_string(start_timeout_.count()) +
+                " ms; see " + log);
+}
+
+void LocalCluster::start_worker(int rank, std::vector<std::string> args, bool show_output) {
+  std::vector<std::string> argv{exe_, "worker", "--rank", std::to_string(rank)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string log = run_dir_ + "/worker-" + std::to_string(rank) + ".log";
+  children_.push_back({"worker " + std::to_string(rank), show_output ? "" : log, spawn(argv, show_output ? "" : log)});
+}
+
+void LocalCluster::stop_all(int signal) {
+  for (auto& c : children_)
+    if (!c.done) ::kill(c.pid, signal);
+  if (signal == SIGKILL)
+    for (auto& c : children_)
+      if (!c.done) {
+        ::waitpid(c.pid, nullptr, 0);
+        c.done = true;
+      }
+}
+
+void LocalCluster::wait() {
+  std::size_t running = children_.size();
+  while (running > 0) {
+    if (g_interrupted) {
+      stop_all(SIGTERM);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      stop_all(SIGKILL);
+      throw Error("interrupted: stopped the PS and all workers");
+    }
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    for (auto& c : children_) {
+      if (c.pid != pid || c.done) continue;
+      c.done = true;
+      --running;
+      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (ok) break;
+      std::ostringstream why;
+      why << c.name << " failed ("
+          << (WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
+                                : "killed by signal " + std::to_string(WTERMSIG(status)))
+          << ")";
+      if (!c.log.empty()) why << "; last lines of " << c.log << ":" << tail_of(c.log, 5);
+      stop_all(SIGTERM);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      stop_all(SIGKILL);
+      throw Error(why.str() + "\nstopped the other processes");
+    }
+  }
+}
+
+}  // namespace dynacomm::cluster

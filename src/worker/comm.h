@@ -1,0 +1,76 @@
+// Private to the worker: the communication thread and the gate it offers the model.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "model/model.h"
+#include "net/connection.h"
+#include "net/shaper.h"
+#include "plan/plan.h"
+
+namespace dynacomm::worker {
+
+using Clock = std::chrono::steady_clock;
+
+struct CommOptions {
+  int rank = 0;
+  double down_bps = 0, up_bps = 0, latency_ms = 0, extra_overhead_ms = 0;
+  std::chrono::milliseconds timeout{60000};
+};
+
+// Owns the connection once started. Training-thread calls: begin_iteration, the
+// observer callbacks (via the model), finish_iteration, fetch_all, stop.
+class Comm : public model::UnitObserver {
+ public:
+  Comm(net::Connection& connection, model::Model& model, const CommOptions& options);
+  ~Comm() override;
+
+  void start();
+  // Sends the plan's pull requests for iteration t (after the one-way latency).
+  void begin_iteration(std::int64_t iteration, const plan::Plan& plan);
+  void before_forward(int unit) override;
+  void gradients_ready(int unit) override;
+  // Waits until every push segment has been handed to the (emulated) uplink.
+  void finish_iteration();
+  // Pulls every unit at version `iteration` into the model and waits for it.
+  void fetch_all(std::int64_t iteration);
+  // Sends goodbye after everything queued, then stops the thread.
+  void shutdown();
+
+  // Measurements of the last iteration.
+  std::vector<Clock::time_point> gate_called, gate_passed, grads_ready;
+  std::int64_t bytes_up = 0, bytes_down = 0;
+
+ private:
+  void loop();
+  void fail(std::exception_ptr e);
+  void check_failed();  // rethrows the comm thread's error on the training thread
+  std::string where(int unit) const;
+
+  net::Connection& conn_;
+  model::Model& model_;
+  CommOptions options_;
+  net::LinkShaper up_, down_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::exception_ptr error_;
+  bool stop_ = false, send_pulls_ = false, send_goodbye_ = false;
+  std::int64_t iteration_ = 0;
+  plan::Plan plan_;
+  std::vector<int> segment_of_unit_;
+  std::vector<bool> arrived_, ready_;
+  std::size_t next_push_ = 0;
+  std::multimap<Clock::time_point, std::string> outgoing_;  // release time -> frame
+  std::deque<std::pair<Clock::time_point, net::Message>> incoming_;
+  std::thread thread_;
+};
+
+}  // namespace dynacomm::worker

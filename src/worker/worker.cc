@@ -1,0 +1,225 @@
+#include "worker/worker.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "data/fashion_mnist.h"
+#include "net/connection.h"
+#include "plan/planner.h"
+#include "plan/simulate.h"
+#include "report/progress.h"
+#include "report/run_folder.h"
+#include "train/local_training.h"
+#include "worker/comm.h"
+
+namespace dynacomm::worker {
+
+namespace {
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+void WorkerOptions::validate() const {
+  if (ps.empty()) throw InvalidInput("worker: --ps is required");
+  if (workers < 1) throw InvalidInput("worker: --workers must be at least 1");
+  if (rank < 0 || rank >= workers)
+    throw InvalidInput("worker: --rank " + std::to_string(rank) + " is not in 0.." + std::to_string(workers - 1));
+  if (batch < 1 || epochs < 1 || iterations < 0 || threads < 1 || warmup < 0)
+    throw InvalidInput("worker: batch, epochs, threads must be positive; iterations, warmup >= 0");
+  if (extra_overhead_ms < 0) throw InvalidInput("worker: --extra-overhead must be >= 0");
+  link.validate();
+  planner.validate();
+}
+
+WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
+  o.validate();
+  torch::set_num_threads(o.threads);
+  data::Dataset train = data::load_fashion_mnist(o.data_dir, data::Split::kTrain);
+  const std::int64_t n_train = o.train_samples > 0 ? std::min(o.train_samples, train.size()) : train.size();
+  std::vector<std::uint8_t> labels(train.labels.begin(), train.labels.begin() + n_train);
+  auto parts = data::partition(labels, o.workers, o.partition);
+  std::vector<std::int64_t> mine = parts[static_cast<std::size_t>(o.rank)];
+  std::sort(mine.begin(), mine.end());  // with one worker: the same order as --local
+  std::size_t smallest = mine.size();
+  for (const auto& p : parts) smallest = std::min(smallest, p.size());
+  const std::int64_t steps_per_epoch = (static_cast<std::int64_t>(smallest) + o.batch - 1) / o.batch;
+  std::int64_t total = steps_per_epoch * o.epochs;
+  if (o.iterations > 0) total = std::min(total, o.iterations);
+  if (total < 1) throw InvalidInput("worker: no iterations to run (too little data for the batch size?)");
+
+  auto model = model::make_model({o.model, model::InputShape{1, train.rows, train.cols}, 10, o.seed});
+  const int n_units = model->num_units();
+  std::vector<std::int64_t> unit_bytes;
+  for (const auto& u : model->units()) unit_bytes.push_back(u.bytes());
+
+  // Join.
+  net::Connection conn(o.ps, net::WireLimits{unit_bytes, o.workers - 1, 64 * 1024});
+  const std::string hello =
+      nlohmann::json{{"model", o.model}, {"workers", o.workers}, {"unit_bytes", unit_bytes},
+                     {"total_iterations", total}}
+          .dump();
+  std::vector<double> ping_ms;
+  for (int i = 0; i < 5; ++i) {  // the real per-message cost of this transport, measured
+    const auto t0 = Clock::now();
+    conn.send(net::Header{net::MessageType::kHello, o.rank, 0, 0, 0}, hello.data(), hello.size());
+    conn.receive(o.timeout, "the PS's welcome (is `dynacomm ps` running at " + o.ps + "?)");
+    ping_ms.push_back(ms_between(t0, Clock::now()));
+  }
+  if (o.rank == 0) {
+    std::vector<float> init = model->flat_params();
+    conn.send(net::Header{net::MessageType::kInit, 0, 0, 0, static_cast<std::uint32_t>(n_units - 1)},
+              init.data(), init.size() * sizeof(float));
+  }
+
+  CommOptions co;
+  co.rank = o.rank;
+  co.down_bps = o.link.down_bps;
+  co.up_bps = o.link.up_bps;
+  co.latency_ms = o.link.latency_ms;
+  co.extra_overhead_ms = o.extra_overhead_ms;
+  co.timeout = o.timeout;
+  Comm comm(conn, *model, co);
+  model->set_observer(&comm);
+  comm.start();
+
+  // The plan: sequential during warm-up, then the scheduler's, from measurements.
+  WorkerResult result;
+  plan::ModelProfile profile;
+  profile.model = o.model;
+  profile.batch = o.batch;
+  profile.input = "1x" + std::to_string(train.rows) + "x" + std::to_string(train.cols);
+  for (const auto& u : model->units()) profile.units.push_back({u.name, u.params, u.bytes(), 0, 0});
+  plan::LinkProfile link = o.link;
+  link.overhead_down_ms = link.overhead_up_ms = o.extra_overhead_ms + median(ping_ms) / 2;
+  plan::Plan plan = plan::make_plan("sequential", profile, link, o.planner);
+  int plan_id = 0;
+  std::vector<std::vector<double>> fwd(static_cast<std::size_t>(n_units)), bwd(static_cast<std::size_t>(n_units));
+
+  std::unique_ptr<data::Dataset> test;
+  if (o.rank == 0) test = std::make_unique<data::Dataset>(data::load_fashion_mnist(o.data_dir, data::Split::kTest));
+  std::vector<std::int64_t> order;
+  std::unique_ptr<report::ProgressBar> bar;
+  model->train(true);
+  Clock::time_point iteration_start{};
+  for (std::int64_t it = 0; it < total; ++it) {
+    const int epoch = static_cast<int>(it / steps_per_epoch) + 1;
+    const std::int64_t step = it % steps_per_epoch;
+    if (step == 0) {
+      order = mine;
+      data::shuffle(order, o.seed * 1000003 + static_cast<std::uint64_t>(epoch));
+      if (o.rank == 0)
+        bar = std::make_unique<report::ProgressBar>(
+            progress, "epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs),
+            std::min(steps_per_epoch, total - it), o.interactive, "img");
+    }
+    if (it == o.warmup && o.warmup > 0) {  // plan from what the warm-up measured
+      for (int u = 0; u < n_units; ++u) {
+        profile.units[static_cast<std::size_t>(u)].forward_ms = median(fwd[static_cast<std::size_t>(u)]);
+        profile.units[static_cast<std::size_t>(u)].backward_ms = median(bwd[static_cast<std::size_t>(u)]);
+      }
+      plan = plan::make_plan(o.scheduler, profile, link, o.planner);
+      ++plan_id;
+      result.plan = plan;
+      result.profile = profile;
+      result.predicted_ms = plan::simulate(profile, link, plan);
+      result.predicted_sequential_ms =
+          plan::simulate(profile, link, plan::make_plan("sequential", profile, link, o.planner));
+    }
+    const auto now = Clock::now();
+    if (it > 0) result.iterations.back().ms = ms_between(iteration_start, now);
+    iteration_start = now;
+    comm.begin_iteration(it, plan);
+
+    const std::int64_t begin = step * o.batch;
+    const std::int64_t end = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + o.batch);
+    std::vector<std::int64_t> idx(order.begin() + begin, order.begin() + end);
+    data::Batch b = data::make_batch(train, idx);
+    torch::Tensor x = torch::from_blob(b.images.data(), {b.size(), 1, train.rows, train.cols});
+    torch::Tensor y = torch::from_blob(b.labels.data(), {b.size()}, torch::kInt64);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+    const auto forward_end = Clock::now();
+    loss.backward();
+    comm.finish_iteration();
+    const double l = loss.item<double>();
+    if (!std::isfinite(l))
+      throw Error("worker " + std::to_string(o.rank) + ": training diverged at iteration " +
+                  std::to_string(it) + " (loss " + std::to_string(l) + ")");
+
+    // Compute-only times: from a unit's gate opening to the next unit's gate being reached.
+    if (it < o.warmup) {
+      std::vector<Clock::time_point> all_ready(static_cast<std::size_t>(n_units) + 1);
+      all_ready[static_cast<std::size_t>(n_units)] = forward_end;
+      for (int u = n_units - 1; u >= 0; --u)
+        all_ready[static_cast<std::size_t>(u)] =
+            std::max(all_ready[static_cast<std::size_t>(u) + 1], comm.grads_ready[static_cast<std::size_t>(u)]);
+      for (int u = 0; u < n_units; ++u) {
+        const auto next = u + 1 < n_units ? comm.gate_called[static_cast<std::size_t>(u) + 1] : forward_end;
+        fwd[static_cast<std::size_t>(u)].push_back(ms_between(comm.gate_passed[static_cast<std::size_t>(u)], next));
+        bwd[static_cast<std::size_t>(u)].push_back(
+            ms_between(all_ready[static_cast<std::size_t>(u) + 1], all_ready[static_cast<std::size_t>(u)]));
+      }
+    }
+    IterationRecord r;
+    r.iteration = it;
+    r.epoch = epoch;
+    r.loss = l;
+    r.bytes_up = comm.bytes_up;
+    r.bytes_down = comm.bytes_down;
+    r.plan_id = plan_id;
+    r.pull_segments = plan.pull.size();
+    r.push_segments = plan.push.size();
+    result.iterations.push_back(r);
+    if (bar) {
+      char status[96];
+      std::snprintf(status, sizeof status, "loss %.4f  %zu/%zu segments", l, plan.pull.size(), plan.push.size());
+      bar->update(step + 1, status, o.batch * o.workers);
+    }
+    const bool epoch_end = step + 1 == steps_per_epoch || it + 1 == total;
+    if (epoch_end && o.rank == 0) {
+      train::Evaluation ev = train::evaluate(*model, *test, o.test_samples, 256);
+      result.epoch_test_accuracy.push_back(ev.accuracy);
+      if (bar) {
+        char s[64];
+        std::snprintf(s, sizeof s, "test acc %.2f%% (before the last update)", 100 * ev.accuracy);
+        bar->finish(s);
+      }
+    }
+  }
+  // The last iteration's time ends when its update is in: fetching the final parameters.
+  if (o.rank == 0) {
+    comm.fetch_all(total);
+    result.iterations.back().ms = ms_between(iteration_start, Clock::now());
+    result.final_weights = model->flat_params();
+    result.test_accuracy = train::evaluate(*model, *test, o.test_samples, 256).accuracy;
+  }
+  comm.shutdown();
+  model->set_observer(nullptr);
+
+  std::vector<double> times;
+  for (const auto& r : result.iterations)
+    if (r.iteration >= o.warmup && r.ms > 0) times.push_back(r.ms);
+  result.median_iteration_ms = median(times);
+  if (result.plan.pull.empty()) {  // no warm-up boundary was crossed
+    result.plan = plan;
+    result.profile = profile;
+  }
+  return result;
+}
+
+}  // namespace dynacomm::worker

@@ -1,0 +1,82 @@
+// An edge worker: trains its share of the data through the parameter server, executing a
+// Plan each iteration.
+//
+// Threads: the training thread runs forward/backward; the communication thread owns the
+// PS connection. At the start of iteration t all pull requests of the plan go out at once
+// (pipelined); the forward of unit u waits, at u's gate, only for u's own segment; backward
+// hands each unit's gradients over as soon as they exist, and a push segment leaves as
+// soon as all its units are ready and the (emulated) uplink is free.
+//
+// Links are emulated in user space (net/shaper.h): each direction is paced by a token
+// bucket at the given bandwidth and delayed by the one-way latency, on top of real TCP on
+// loopback. This is emulation, not a kernel-shaped link.
+//
+// Planning: the first `warmup` iterations run the `sequential` plan and measure every
+// unit's forward/backward time and the per-transmission overhead; then the chosen
+// scheduler plans from those measurements and the link, and the plan is swapped at that
+// iteration boundary.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "data/partition.h"
+#include "optim/sgd.h"
+#include "plan/planner.h"
+#include "plan/profile.h"
+
+namespace dynacomm::worker {
+
+struct WorkerOptions {
+  std::string ps;  // PS endpoint, e.g. tcp://127.0.0.1:7070
+  int rank = 0;
+  int workers = 1;
+  std::string model = "cnn";
+  int batch = 64;
+  int epochs = 1;
+  std::int64_t iterations = 0;  // stop after this many (0: run the epochs)
+  std::uint64_t seed = 1;
+  int threads = 1;
+  std::string data_dir;
+  data::PartitionOptions partition;
+  std::int64_t train_samples = 0, test_samples = 0;  // 0 = all
+  std::string scheduler = "dynacomm";
+  plan::PlannerOptions planner;
+  plan::LinkProfile link{20e6, 20e6, 0, 0, 0};  // emulated link; overheads are measured
+  double extra_overhead_ms = 0;                 // injected per message, for what-if studies
+  int warmup = 2;                               // iterations with the sequential plan
+  std::chrono::milliseconds timeout{60000};     // every wait on the PS
+  std::string out_dir;                          // rank 0: metrics.csv, weights.bin, ...
+  bool interactive = false;
+
+  void validate() const;  // throws InvalidInput naming the option
+};
+
+struct IterationRecord {
+  std::int64_t iteration = 0;
+  int epoch = 0;
+  double ms = 0, loss = 0;
+  std::int64_t bytes_up = 0, bytes_down = 0;
+  int plan_id = 0;
+  std::size_t pull_segments = 0, push_segments = 0;
+};
+
+struct WorkerResult {
+  std::vector<IterationRecord> iterations;
+  std::vector<double> epoch_test_accuracy;  // rank 0 only
+  double test_accuracy = 0;                 // rank 0: of the final weights
+  std::vector<float> final_weights;         // rank 0
+  plan::Plan plan;                          // the plan used after warm-up
+  plan::ModelProfile profile;               // measured during warm-up
+  double predicted_ms = 0, predicted_sequential_ms = 0;
+  double median_iteration_ms = 0;
+};
+
+// Joins the job (hello; rank 0 also sends the initial parameters), trains, and says
+// goodbye. Throws Timeout / Error naming the PS, unit and iteration on failure.
+WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress);
+
+}  // namespace dynacomm::worker
