@@ -5,7 +5,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -59,7 +58,8 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option("--ps", f->ps, "The PS endpoint, e.g. tcp://10.0.0.1:7070")->required();
   cmd->add_option("--rank", f->rank, "This worker's rank, 0..workers-1")->required();
   cmd->add_option("--threads", f->threads, "Compute threads")->capture_default_str();
-  cmd->add_option("--out", f->out, "Run folder (rank 0 writes metrics.csv, summary.json, weights.bin)");
+  cmd->add_option("--out", f->out,
+                  "Run folder (rank 0 writes metrics.csv, summary.json, weights.bin)");
   f->job.add_model_and_optimizer(cmd);
   f->job.add_worker_flags(cmd);
   cmd->callback([f]() {
@@ -79,15 +79,17 @@ void add_worker_command(CLI::App& app) {
       up += it.bytes_up;
       down += it.bytes_down;
       const bool epoch_end = i + 1 == r.iterations.size() || r.iterations[i + 1].epoch != it.epoch;
-      double acc = epoch_end && epoch_index < r.epoch_test_accuracy.size() ? r.epoch_test_accuracy[epoch_index++] : -1;
-      rows.push_back({static_cast<double>(it.iteration), static_cast<double>(it.epoch), it.ms, it.loss,
-                      static_cast<double>(it.bytes_up), static_cast<double>(it.bytes_down),
+      double acc = epoch_end && epoch_index < r.epoch_test_accuracy.size()
+                       ? r.epoch_test_accuracy[epoch_index++]
+                       : -1;
+      rows.push_back({static_cast<double>(it.iteration), static_cast<double>(it.epoch), it.ms,
+                      it.loss, static_cast<double>(it.bytes_up), static_cast<double>(it.bytes_down),
                       static_cast<double>(it.plan_id), static_cast<double>(it.pull_segments),
                       static_cast<double>(it.push_segments), acc});
     }
     run.write_csv("metrics.csv",
-                  {"iteration", "epoch", "iteration_ms", "loss", "bytes_up", "bytes_down", "plan_id",
-                   "pull_segments", "push_segments", "test_accuracy"},
+                  {"iteration", "epoch", "iteration_ms", "loss", "bytes_up", "bytes_down",
+                   "plan_id", "pull_segments", "push_segments", "test_accuracy"},
                   rows);
     run.write_floats("weights.bin", r.final_weights);
     nlohmann::json plan = plan::to_json(r.plan);
@@ -104,8 +106,11 @@ void add_worker_command(CLI::App& app) {
                     {"test_accuracy", r.test_accuracy},
                     {"bytes_up", up},
                     {"bytes_down", down},
-                    {"link", {{"down", f->job.down}, {"up", f->job.up.empty() ? f->job.down : f->job.up},
-                              {"latency", f->job.latency}, {"emulation", "user-space token bucket + latency"}}},
+                    {"link",
+                     {{"down", f->job.down},
+                      {"up", f->job.up.empty() ? f->job.down : f->job.up},
+                      {"latency", f->job.latency},
+                      {"emulation", "user-space token bucket + latency"}}},
                     {"plan", plan},
                     {"profile", plan::to_json(r.profile)},
                     {"weights", "weights.bin: float32 little-endian, units in order"}});

@@ -15,32 +15,40 @@ std::string num(double x) {
 }  // namespace
 
 void JobFlags::add_model_and_optimizer(CLI::App* cmd) {
-  cmd->add_option("--model", model, "cnn, lenet5, resnet18, resnet50, vgg11, vgg16, mobilenetv2, alexnet")
+  cmd->add_option("--model", model,
+                  "cnn, lenet5, resnet18, resnet50, vgg11, vgg16, mobilenetv2, alexnet")
       ->capture_default_str();
   cmd->add_option("--workers", workers, "Number of edge workers")->capture_default_str();
   cmd->add_option("--lr", lr, "Learning rate (applied on the PS)")->capture_default_str();
   cmd->add_option("--lr-schedule", lr_schedule, "constant or cosine")->capture_default_str();
   cmd->add_option("--momentum", momentum, "SGD momentum")->capture_default_str();
   cmd->add_option("--weight-decay", weight_decay, "L2 weight decay")->capture_default_str();
-  cmd->add_option("--timeout", timeout_s, "Seconds any wait on a peer may take")->capture_default_str();
+  cmd->add_option("--timeout", timeout_s, "Seconds any wait on a peer may take")
+      ->capture_default_str();
 }
 
 void JobFlags::add_worker_flags(CLI::App* cmd) {
   cmd->add_option("--batch", batch, "Mini-batch size per worker")->capture_default_str();
-  cmd->add_option("--epochs", epochs, "Passes over each worker's share of the data")->capture_default_str();
+  cmd->add_option("--epochs", epochs, "Passes over each worker's share of the data")
+      ->capture_default_str();
   cmd->add_option("--iterations", iterations, "Stop after this many iterations (0: run the epochs)")
       ->capture_default_str();
-  cmd->add_option("--seed", seed, "Seed for weights, partitioning, shuffling, dropout")->capture_default_str();
+  cmd->add_option("--seed", seed, "Seed for weights, partitioning, shuffling, dropout")
+      ->capture_default_str();
   cmd->add_option("--data-dir", data_dir, "Fashion-MNIST IDX folder (default: Debian's package)");
   cmd->add_option("--partition", partition, "iid or noniid")->capture_default_str();
   cmd->add_option("--shards", shards, "noniid: label shards per worker")->capture_default_str();
-  cmd->add_option("--train-samples", train_samples, "Use only the first N training images (0: all)");
+  cmd->add_option("--train-samples", train_samples,
+                  "Use only the first N training images (0: all)");
   cmd->add_option("--test-samples", test_samples, "Evaluate on the first N test images (0: all)");
-  cmd->add_option("--scheduler", scheduler, "sequential, layerwise, greedy, mgwfbp, bucket, dynacomm")
+  cmd->add_option("--scheduler", scheduler,
+                  "sequential, layerwise, greedy, mgwfbp, bucket, dynacomm")
       ->capture_default_str();
-  cmd->add_option("--down", down, "Emulated downlink per worker, e.g. 100mbit")->capture_default_str();
+  cmd->add_option("--down", down, "Emulated downlink per worker, e.g. 100mbit")
+      ->capture_default_str();
   cmd->add_option("--up", up, "Emulated uplink per worker (default: --down)");
-  cmd->add_option("--latency", latency, "Emulated one-way latency, e.g. 10ms")->capture_default_str();
+  cmd->add_option("--latency", latency, "Emulated one-way latency, e.g. 10ms")
+      ->capture_default_str();
   cmd->add_option("--extra-overhead", extra_overhead, "Injected cost per message (what-if studies)")
       ->capture_default_str();
   cmd->add_option("--warmup", warmup, "Iterations with the sequential plan, measuring compute")
@@ -48,20 +56,27 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
 }
 
 std::vector<std::string> JobFlags::optimizer_args() const {
-  return {"--model", model, "--workers", std::to_string(workers), "--lr", num(lr), "--lr-schedule",
-          lr_schedule, "--momentum", num(momentum), "--weight-decay", num(weight_decay), "--timeout",
-          num(timeout_s)};
+  return {"--model",    model,         "--workers",      std::to_string(workers),
+          "--lr",       num(lr),       "--lr-schedule",  lr_schedule,
+          "--momentum", num(momentum), "--weight-decay", num(weight_decay),
+          "--timeout",  num(timeout_s)};
 }
 
 std::vector<std::string> JobFlags::worker_args() const {
   std::vector<std::string> a = optimizer_args();
-  std::vector<std::string> more = {"--batch", std::to_string(batch), "--epochs", std::to_string(epochs),
-                                   "--iterations", std::to_string(iterations), "--seed", std::to_string(seed),
-                                   "--partition", partition, "--shards", std::to_string(shards),
-                                   "--train-samples", std::to_string(train_samples), "--test-samples",
-                                   std::to_string(test_samples), "--scheduler", scheduler, "--down", down,
-                                   "--latency", latency, "--extra-overhead", extra_overhead, "--warmup",
-                                   std::to_string(warmup)};
+  std::vector<std::string> more = {"--batch",          std::to_string(batch),
+                                   "--epochs",         std::to_string(epochs),
+                                   "--iterations",     std::to_string(iterations),
+                                   "--seed",           std::to_string(seed),
+                                   "--partition",      partition,
+                                   "--shards",         std::to_string(shards),
+                                   "--train-samples",  std::to_string(train_samples),
+                                   "--test-samples",   std::to_string(test_samples),
+                                   "--scheduler",      scheduler,
+                                   "--down",           down,
+                                   "--latency",        latency,
+                                   "--extra-overhead", extra_overhead,
+                                   "--warmup",         std::to_string(warmup)};
   a.insert(a.end(), more.begin(), more.end());
   if (!up.empty()) a.insert(a.end(), {"--up", up});
   if (!data_dir.empty()) a.insert(a.end(), {"--data-dir", data_dir});

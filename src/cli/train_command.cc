@@ -8,9 +8,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "base/error.h"
 #include "cli/commands.h"
@@ -59,9 +58,9 @@ void run_local(const TrainFlags& f) {
   o.out_dir = f.out.empty() ? default_run_dir(f.job, true) : f.out;
   o.interactive = ::isatty(STDERR_FILENO);
   train::TrainingResult r = train::train_local(o, std::cerr);
-  std::printf("model %s: test accuracy %.2f%% after %d epoch(s), %lld iterations, %.1f s\n", o.model.c_str(),
-              100 * r.test_accuracy, static_cast<int>(r.epochs.size()), static_cast<long long>(r.iterations),
-              r.train_seconds);
+  std::printf("model %s: test accuracy %.2f%% after %d epoch(s), %lld iterations, %.1f s\n",
+              o.model.c_str(), 100 * r.test_accuracy, static_cast<int>(r.epochs.size()),
+              static_cast<long long>(r.iterations), r.train_seconds);
   std::printf("results in %s\n", o.out_dir.c_str());
 }
 
@@ -72,7 +71,8 @@ void run_cluster(const TrainFlags& f) {
   report::RunFolder run(run_dir);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = f.threads > 0 ? f.threads : std::max(1, cores / j.workers);
-  std::fprintf(stderr, "dynacomm: 1 PS + %d workers on this machine, model %s, scheduler %s, "
+  std::fprintf(stderr,
+               "dynacomm: 1 PS + %d workers on this machine, model %s, scheduler %s, "
                "emulated links %s down / %s up, %s latency; results in %s\n",
                j.workers, j.model.c_str(), j.scheduler.c_str(), j.down.c_str(),
                (j.up.empty() ? j.down : j.up).c_str(), j.latency.c_str(), run_dir.c_str());
@@ -89,12 +89,15 @@ void run_cluster(const TrainFlags& f) {
 
   std::ifstream in(run.file("summary.json"));
   nlohmann::json s = nlohmann::json::parse(in);
-  const double median = s["median_iteration_ms"], seq = s["predicted_sequential_ms"], pred = s["predicted_ms"];
-  std::printf("test accuracy %.2f%% after %lld iterations\n", 100 * s["test_accuracy"].get<double>(),
+  const double median = s["median_iteration_ms"], seq = s["predicted_sequential_ms"],
+               pred = s["predicted_ms"];
+  std::printf("test accuracy %.2f%% after %lld iterations\n",
+              100 * s["test_accuracy"].get<double>(),
               static_cast<long long>(s["iterations"].get<std::int64_t>()));
-  std::printf("median iteration %.1f ms with %s (predicted %.1f ms); sequential would take %.1f ms "
-              "(predicted), %.2fx\n",
-              median, j.scheduler.c_str(), pred, seq, median > 0 ? seq / median : 0.0);
+  std::printf(
+      "median iteration %.1f ms with %s (predicted %.1f ms); sequential would take %.1f ms "
+      "(predicted), %.2fx\n",
+      median, j.scheduler.c_str(), pred, seq, median > 0 ? seq / median : 0.0);
   std::printf("results in %s\n", run_dir.c_str());
 }
 

@@ -1,16 +1,14 @@
 // Real processes on loopback: `dynacomm ps` and `dynacomm worker`s started by the same
 // launcher `dynacomm train` uses, a few iterations each, on a slice of Fashion-MNIST.
-#include "cluster/local_cluster.h"
-
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <iterator>
 
-#include <gtest/gtest.h>
-
 #include "base/error.h"
+#include "cluster/local_cluster.h"
 
 namespace dynacomm::cluster {
 namespace {
@@ -43,16 +41,35 @@ class ClusterTest : public ::testing::Test {
     const std::string out = dir_ + "/" + name;
     ::mkdir(out.c_str(), 0755);
     LocalCluster c(DYNACOMM_EXE, out, std::chrono::seconds(30));
-    const std::vector<std::string> common = {"--workers", std::to_string(workers), "--timeout", "20",
-                                             "--lr-schedule", "cosine"};
+    const std::vector<std::string> common = {"--workers", std::to_string(workers), "--timeout",
+                                             "20",        "--lr-schedule",         "cosine"};
     std::vector<std::string> ps_args = common;
     ps_args.insert(ps_args.end(), {"--model", "cnn"});
     const std::string ep = c.start_ps(ps_args);
     for (int r = 0; r < workers; ++r) {
       std::vector<std::string> a = common;
-      a.insert(a.end(), {"--ps", ep, "--model", worker_model, "--scheduler", scheduler, "--iterations", "5",
-                         "--warmup", "2", "--batch", "32", "--train-samples", "1000", "--test-samples", "100",
-                         "--down", "1gbit", "--latency", "1ms", "--threads", "1"});
+      a.insert(a.end(), {"--ps",
+                         ep,
+                         "--model",
+                         worker_model,
+                         "--scheduler",
+                         scheduler,
+                         "--iterations",
+                         "5",
+                         "--warmup",
+                         "2",
+                         "--batch",
+                         "32",
+                         "--train-samples",
+                         "1000",
+                         "--test-samples",
+                         "100",
+                         "--down",
+                         "1gbit",
+                         "--latency",
+                         "1ms",
+                         "--threads",
+                         "1"});
       if (r == 0) a.insert(a.end(), {"--out", out});
       c.start_worker(r, a, false);
     }
@@ -74,9 +91,11 @@ TEST_F(ClusterTest, EveryStrategyGivesBitIdenticalWeights) {
 TEST_F(ClusterTest, OneWorkerEqualsLocalTraining) {
   const std::string via_ps = run("one", 1, "dynacomm");
   const std::string local_dir = dir_ + "/local";
-  const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " train --local --iterations 5 --batch 32 --train-samples 1000 --test-samples 100"
-                          " --threads 1 --lr-schedule cosine --out " + local_dir + " > " + dir_ + "/local.log 2>&1";
+  const std::string cmd =
+      std::string(DYNACOMM_EXE) +
+      " train --local --iterations 5 --batch 32 --train-samples 1000 --test-samples 100"
+      " --threads 1 --lr-schedule cosine --out " +
+      local_dir + " > " + dir_ + "/local.log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/local.log");
   EXPECT_TRUE(read_file(local_dir + "/weights.bin") == via_ps);
 }
@@ -87,7 +106,9 @@ TEST_F(ClusterTest, WorkerWithAnotherModelIsRefusedClearly) {
     FAIL() << "the mismatched worker was accepted";
   } catch (const Error& e) {
     const std::string log = read_file(dir_ + "/mismatch/worker-0.log");
-    EXPECT_NE(log.find("refused: worker runs model 'lenet5', the PS serves 'cnn'"), std::string::npos) << log;
+    EXPECT_NE(log.find("refused: worker runs model 'lenet5', the PS serves 'cnn'"),
+              std::string::npos)
+        << log;
   }
 }
 

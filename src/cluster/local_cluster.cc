@@ -26,7 +26,8 @@ std::string tail_of(const std::string& path, int lines) {
   std::vector<std::string> all;
   for (std::string l; std::getline(in, l);) all.push_back(l);
   std::string out;
-  for (std::size_t i = all.size() > static_cast<std::size_t>(lines) ? all.size() - lines : 0; i < all.size(); ++i)
+  for (std::size_t i = all.size() > static_cast<std::size_t>(lines) ? all.size() - lines : 0;
+       i < all.size(); ++i)
     out += "\n    " + all[i];
   return out;
 }
@@ -41,7 +42,8 @@ void install_interrupt_handler() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-LocalCluster::LocalCluster(std::string exe, std::string run_dir, std::chrono::milliseconds start_timeout)
+LocalCluster::LocalCluster(std::string exe, std::string run_dir,
+                           std::chrono::milliseconds start_timeout)
     : exe_(std::move(exe)), run_dir_(std::move(run_dir)), start_timeout_(start_timeout) {}
 
 LocalCluster::~LocalCluster() { stop_all(SIGKILL); }
@@ -72,7 +74,8 @@ pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::strin
 std::string LocalCluster::start_ps(std::vector<std::string> args) {
   const std::string endpoint_file = run_dir_ + "/ps.endpoint";
   ::unlink(endpoint_file.c_str());
-  std::vector<std::string> argv{exe_, "ps", "--listen", "tcp://127.0.0.1:0", "--endpoint-file", endpoint_file};
+  std::vector<std::string> argv{
+      exe_, "ps", "--listen", "tcp://127.0.0.1:0", "--endpoint-file", endpoint_file};
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string log = run_dir_ + "/ps.log";
   children_.push_back({"the PS", log, spawn(argv, log)});
@@ -88,15 +91,16 @@ std::string LocalCluster::start_ps(std::vector<std::string> args) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  throw Timeout("the PS did not report its endpoint within " + std::to_string(start_timeout_.count()) +
-                " ms; see " + log);
+  throw Timeout("the PS did not report its endpoint within " +
+                std::to_string(start_timeout_.count()) + " ms; see " + log);
 }
 
 void LocalCluster::start_worker(int rank, std::vector<std::string> args, bool show_output) {
   std::vector<std::string> argv{exe_, "worker", "--rank", std::to_string(rank)};
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string log = run_dir_ + "/worker-" + std::to_string(rank) + ".log";
-  children_.push_back({"worker " + std::to_string(rank), show_output ? "" : log, spawn(argv, show_output ? "" : log)});
+  children_.push_back({"worker " + std::to_string(rank), show_output ? "" : log,
+                       spawn(argv, show_output ? "" : log)});
 }
 
 void LocalCluster::stop_all(int signal) {

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <chrono>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "net/wire.h"

@@ -33,7 +33,9 @@ Comm::~Comm() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Comm::start() { thread_ = std::thread([this] { loop(); }); }
+void Comm::start() {
+  thread_ = std::thread([this] { loop(); });
+}
 
 std::string Comm::where(int unit) const {
   return "worker " + std::to_string(options_.rank) + ": unit " + std::to_string(unit) + " (" +
@@ -103,7 +105,8 @@ void Comm::fetch_all(std::int64_t iteration) {
   next_push_ = 1;  // nothing to push
   if (!cv_.wait_for(lock, options_.timeout, [&] { return error_ || arrived_[0]; }))
     throw Timeout("worker " + std::to_string(options_.rank) + ": final parameters (iteration " +
-                  std::to_string(iteration) + ") did not arrive from the PS at " + conn_.endpoint());
+                  std::to_string(iteration) + ") did not arrive from the PS at " +
+                  conn_.endpoint());
   check_failed();
 }
 
@@ -125,11 +128,12 @@ void Comm::loop() {
         if (stop_) return;
         if (send_pulls_) {  // requests reach the PS one latency later
           for (const auto& s : plan_.pull)
-            outgoing_.emplace(now + ms(options_.latency_ms),
-                              net::encode(net::Header{net::MessageType::kPullRequest, options_.rank,
-                                                      iteration_, static_cast<std::uint32_t>(s.first),
-                                                      static_cast<std::uint32_t>(s.last)},
-                                          nullptr, 0));
+            outgoing_.emplace(
+                now + ms(options_.latency_ms),
+                net::encode(net::Header{net::MessageType::kPullRequest, options_.rank, iteration_,
+                                        static_cast<std::uint32_t>(s.first),
+                                        static_cast<std::uint32_t>(s.last)},
+                            nullptr, 0));
           send_pulls_ = false;
         }
         while (next_push_ < plan_.push.size()) {
@@ -143,10 +147,11 @@ void Comm::loop() {
             grads.insert(grads.end(), g, g + model_.units()[static_cast<std::size_t>(u)].params);
           }
           const std::int64_t bytes = static_cast<std::int64_t>(grads.size() * sizeof(float));
-          const auto extra = static_cast<std::int64_t>(options_.extra_overhead_ms * options_.up_bps / 8e3);
+          const auto extra =
+              static_cast<std::int64_t>(options_.extra_overhead_ms * options_.up_bps / 8e3);
           outgoing_.emplace(up_.deliver_at(now, bytes + extra),
-                            net::encode(net::Header{net::MessageType::kPush, options_.rank, iteration_,
-                                                    static_cast<std::uint32_t>(s.first),
+                            net::encode(net::Header{net::MessageType::kPush, options_.rank,
+                                                    iteration_, static_cast<std::uint32_t>(s.first),
                                                     static_cast<std::uint32_t>(s.last)},
                                         grads.data(), static_cast<std::size_t>(bytes)));
           bytes_up += bytes;
@@ -154,7 +159,8 @@ void Comm::loop() {
           cv_.notify_all();
         }
         if (send_goodbye_ && outgoing_.empty()) {
-          std::string bye = net::encode(net::Header{net::MessageType::kShutdown, options_.rank, 0, 0, 0}, nullptr, 0);
+          std::string bye = net::encode(
+              net::Header{net::MessageType::kShutdown, options_.rank, 0, 0, 0}, nullptr, 0);
           conn_.send_frame(bye);
           return;
         }
@@ -172,7 +178,8 @@ void Comm::loop() {
         const float* v = reinterpret_cast<const float*>(m.payload());
         for (auto u = m.header.first_unit; u <= m.header.last_unit; ++u) {
           const auto n = model_.units()[u].params;
-          std::memcpy(model_.params(static_cast<int>(u)), v, static_cast<std::size_t>(n) * sizeof(float));
+          std::memcpy(model_.params(static_cast<int>(u)), v,
+                      static_cast<std::size_t>(n) * sizeof(float));
           v += n;
         }
         bytes_down += static_cast<std::int64_t>(m.header.payload_bytes);
@@ -185,7 +192,8 @@ void Comm::loop() {
       if (conn_.poll(wait, &m)) {
         if (m.header.type != net::MessageType::kPullReply) continue;
         const auto bytes = static_cast<std::int64_t>(m.header.payload_bytes);
-        const auto extra = static_cast<std::int64_t>(options_.extra_overhead_ms * options_.down_bps / 8e3);
+        const auto extra =
+            static_cast<std::int64_t>(options_.extra_overhead_ms * options_.down_bps / 8e3);
         incoming_.emplace_back(down_.deliver_at(Clock::now(), bytes + extra), std::move(m));
       }
     }

@@ -4,9 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "base/error.h"
 #include "data/fashion_mnist.h"
@@ -39,7 +38,8 @@ void WorkerOptions::validate() const {
   if (ps.empty()) throw InvalidInput("worker: --ps is required");
   if (workers < 1) throw InvalidInput("worker: --workers must be at least 1");
   if (rank < 0 || rank >= workers)
-    throw InvalidInput("worker: --rank " + std::to_string(rank) + " is not in 0.." + std::to_string(workers - 1));
+    throw InvalidInput("worker: --rank " + std::to_string(rank) + " is not in 0.." +
+                       std::to_string(workers - 1));
   if (batch < 1 || epochs < 1 || iterations < 0 || threads < 1 || warmup < 0)
     throw InvalidInput("worker: batch, epochs, threads must be positive; iterations, warmup >= 0");
   if (extra_overhead_ms < 0) throw InvalidInput("worker: --extra-overhead must be >= 0");
@@ -51,29 +51,35 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   o.validate();
   torch::set_num_threads(o.threads);
   data::Dataset train = data::load_fashion_mnist(o.data_dir, data::Split::kTrain);
-  const std::int64_t n_train = o.train_samples > 0 ? std::min(o.train_samples, train.size()) : train.size();
+  const std::int64_t n_train =
+      o.train_samples > 0 ? std::min(o.train_samples, train.size()) : train.size();
   std::vector<std::uint8_t> labels(train.labels.begin(), train.labels.begin() + n_train);
   auto parts = data::partition(labels, o.workers, o.partition);
   std::vector<std::int64_t> mine = parts[static_cast<std::size_t>(o.rank)];
   std::sort(mine.begin(), mine.end());  // with one worker: the same order as --local
   std::size_t smallest = mine.size();
   for (const auto& p : parts) smallest = std::min(smallest, p.size());
-  const std::int64_t steps_per_epoch = (static_cast<std::int64_t>(smallest) + o.batch - 1) / o.batch;
+  const std::int64_t steps_per_epoch =
+      (static_cast<std::int64_t>(smallest) + o.batch - 1) / o.batch;
   std::int64_t total = steps_per_epoch * o.epochs;
   if (o.iterations > 0) total = std::min(total, o.iterations);
-  if (total < 1) throw InvalidInput("worker: no iterations to run (too little data for the batch size?)");
+  if (total < 1)
+    throw InvalidInput("worker: no iterations to run (too little data for the batch size?)");
 
-  auto model = model::make_model({o.model, model::InputShape{1, train.rows, train.cols}, 10, o.seed});
+  auto model =
+      model::make_model({o.model, model::InputShape{1, train.rows, train.cols}, 10, o.seed});
   const int n_units = model->num_units();
   std::vector<std::int64_t> unit_bytes;
   for (const auto& u : model->units()) unit_bytes.push_back(u.bytes());
 
   // Join.
   net::Connection conn(o.ps, net::WireLimits{unit_bytes, o.workers - 1, 64 * 1024});
-  const std::string hello =
-      nlohmann::json{{"model", o.model}, {"workers", o.workers}, {"unit_bytes", unit_bytes},
-                     {"total_iterations", total}}
-          .dump();
+  const std::string hello = nlohmann::json{
+      {"model", o.model},
+      {"workers", o.workers},
+      {"unit_bytes", unit_bytes},
+      {"total_iterations",
+       total}}.dump();
   std::vector<double> ping_ms;
   for (int i = 0; i < 5; ++i) {  // the real per-message cost of this transport, measured
     const auto t0 = Clock::now();
@@ -83,8 +89,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   }
   if (o.rank == 0) {
     std::vector<float> init = model->flat_params();
-    conn.send(net::Header{net::MessageType::kInit, 0, 0, 0, static_cast<std::uint32_t>(n_units - 1)},
-              init.data(), init.size() * sizeof(float));
+    conn.send(
+        net::Header{net::MessageType::kInit, 0, 0, 0, static_cast<std::uint32_t>(n_units - 1)},
+        init.data(), init.size() * sizeof(float));
   }
 
   CommOptions co;
@@ -109,10 +116,13 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   link.overhead_down_ms = link.overhead_up_ms = o.extra_overhead_ms + median(ping_ms) / 2;
   plan::Plan plan = plan::make_plan("sequential", profile, link, o.planner);
   int plan_id = 0;
-  std::vector<std::vector<double>> fwd(static_cast<std::size_t>(n_units)), bwd(static_cast<std::size_t>(n_units));
+  std::vector<std::vector<double>> fwd(static_cast<std::size_t>(n_units)),
+      bwd(static_cast<std::size_t>(n_units));
 
   std::unique_ptr<data::Dataset> test;
-  if (o.rank == 0) test = std::make_unique<data::Dataset>(data::load_fashion_mnist(o.data_dir, data::Split::kTest));
+  if (o.rank == 0)
+    test =
+        std::make_unique<data::Dataset>(data::load_fashion_mnist(o.data_dir, data::Split::kTest));
   std::vector<std::int64_t> order;
   std::unique_ptr<report::ProgressBar> bar;
   model->train(true);
@@ -130,8 +140,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     }
     if (it == o.warmup && o.warmup > 0) {  // plan from what the warm-up measured
       for (int u = 0; u < n_units; ++u) {
-        profile.units[static_cast<std::size_t>(u)].forward_ms = median(fwd[static_cast<std::size_t>(u)]);
-        profile.units[static_cast<std::size_t>(u)].backward_ms = median(bwd[static_cast<std::size_t>(u)]);
+        profile.units[static_cast<std::size_t>(u)].forward_ms =
+            median(fwd[static_cast<std::size_t>(u)]);
+        profile.units[static_cast<std::size_t>(u)].backward_ms =
+            median(bwd[static_cast<std::size_t>(u)]);
       }
       plan = plan::make_plan(o.scheduler, profile, link, o.planner);
       ++plan_id;
@@ -147,7 +159,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     comm.begin_iteration(it, plan);
 
     const std::int64_t begin = step * o.batch;
-    const std::int64_t end = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + o.batch);
+    const std::int64_t end =
+        std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + o.batch);
     std::vector<std::int64_t> idx(order.begin() + begin, order.begin() + end);
     data::Batch b = data::make_batch(train, idx);
     torch::Tensor x = torch::from_blob(b.images.data(), {b.size(), 1, train.rows, train.cols});
@@ -167,12 +180,15 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       all_ready[static_cast<std::size_t>(n_units)] = forward_end;
       for (int u = n_units - 1; u >= 0; --u)
         all_ready[static_cast<std::size_t>(u)] =
-            std::max(all_ready[static_cast<std::size_t>(u) + 1], comm.grads_ready[static_cast<std::size_t>(u)]);
+            std::max(all_ready[static_cast<std::size_t>(u) + 1],
+                     comm.grads_ready[static_cast<std::size_t>(u)]);
       for (int u = 0; u < n_units; ++u) {
-        const auto next = u + 1 < n_units ? comm.gate_called[static_cast<std::size_t>(u) + 1] : forward_end;
-        fwd[static_cast<std::size_t>(u)].push_back(ms_between(comm.gate_passed[static_cast<std::size_t>(u)], next));
-        bwd[static_cast<std::size_t>(u)].push_back(
-            ms_between(all_ready[static_cast<std::size_t>(u) + 1], all_ready[static_cast<std::size_t>(u)]));
+        const auto next =
+            u + 1 < n_units ? comm.gate_called[static_cast<std::size_t>(u) + 1] : forward_end;
+        fwd[static_cast<std::size_t>(u)].push_back(
+            ms_between(comm.gate_passed[static_cast<std::size_t>(u)], next));
+        bwd[static_cast<std::size_t>(u)].push_back(ms_between(
+            all_ready[static_cast<std::size_t>(u) + 1], all_ready[static_cast<std::size_t>(u)]));
       }
     }
     IterationRecord r;
@@ -187,7 +203,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     result.iterations.push_back(r);
     if (bar) {
       char status[96];
-      std::snprintf(status, sizeof status, "loss %.4f  %zu/%zu segments", l, plan.pull.size(), plan.push.size());
+      std::snprintf(status, sizeof status, "loss %.4f  %zu/%zu segments", l, plan.pull.size(),
+                    plan.push.size());
       bar->update(step + 1, status, o.batch * o.workers);
     }
     const bool epoch_end = step + 1 == steps_per_epoch || it + 1 == total;
