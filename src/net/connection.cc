@@ -46,11 +46,10 @@ Message Connection::receive(std::chrono::milliseconds timeout, const std::string
 
 bool Connection::poll(std::chrono::milliseconds timeout, Message* out) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = timeout;  // the whole timeout first: rounding it down to 0 ms would spin
   while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
     zmq::pollitem_t item{zmq_->socket.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, left.count() > 0 ? left : std::chrono::milliseconds(0));
+    zmq::poll(&item, 1, left);
     if (!(item.revents & ZMQ_POLLIN)) return false;
     zmq::message_t frame;
     if (!zmq_->socket.recv(frame, zmq::recv_flags::dontwait)) continue;
@@ -59,6 +58,8 @@ bool Connection::poll(std::chrono::milliseconds timeout, Message* out) {
     if (!r.ok()) {
       ++dropped_;
       last_drop_ = r.error;
+      left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() < 0) left = std::chrono::milliseconds(0);
       continue;
     }
     if (r.header.type == MessageType::kError)
