@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "base/error.h"
+#include "data/fashion_mnist.h"
 #include "cluster/local_cluster.h"
 
 namespace dynacomm::cluster {
@@ -15,7 +16,7 @@ namespace {
 
 bool have_fashion_mnist() {
   struct stat st;
-  return ::stat("/usr/share/datasets/fashion-mnist", &st) == 0;
+  return ::stat(data::default_fashion_mnist_dir().c_str(), &st) == 0;
 }
 
 std::string read_file(const std::string& path) {
