@@ -58,8 +58,9 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option("--ps", f->ps, "The PS endpoint, e.g. tcp://10.0.0.1:7070")->required();
   cmd->add_option("--rank", f->rank, "This worker's rank, 0..workers-1")->required();
   cmd->add_option("--threads", f->threads, "Compute threads")->capture_default_str();
-  cmd->add_option("--out", f->out,
-                  "Run folder (rank 0 writes metrics.csv, summary.json, weights.bin)");
+  cmd->add_option(
+      "--out", f->out,
+      "Run folder (rank 0 writes metrics.csv, summary.json, weights.bin; every rank its trace)");
   f->job.add_model_and_optimizer(cmd);
   f->job.add_worker_flags(cmd);
   cmd->callback([f]() {
@@ -68,6 +69,7 @@ void add_worker_command(CLI::App& app) {
     o.rank = f->rank;
     o.threads = f->threads;
     o.interactive = ::isatty(STDERR_FILENO);
+    o.out_dir = f->out;
     worker::WorkerResult r = worker::run_worker(o, std::cerr);
     if (f->rank != 0 || f->out.empty()) return;
     report::RunFolder run(f->out);

@@ -64,6 +64,27 @@ void run_local(const TrainFlags& f) {
   std::printf("results in %s\n", o.out_dir.c_str());
 }
 
+// One Chrome trace for the run: every worker's events on the shared monotonic clock,
+// shifted so the first event is at 0.
+void merge_traces(const report::RunFolder& run, int workers) {
+  nlohmann::json events = nlohmann::json::array();
+  double t0 = -1;
+  for (int r = 0; r < workers; ++r) {
+    std::ifstream in(run.file("trace-worker" + std::to_string(r) + ".json"));
+    if (!in) continue;
+    nlohmann::json part = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!part.is_object() || !part.contains("traceEvents")) continue;
+    for (auto& e : part["traceEvents"]) {
+      if (e.contains("ts") && (t0 < 0 || e["ts"].get<double>() < t0)) t0 = e["ts"].get<double>();
+      events.push_back(e);
+    }
+    std::remove(run.file("trace-worker" + std::to_string(r) + ".json").c_str());
+  }
+  for (auto& e : events)
+    if (e.contains("ts")) e["ts"] = e["ts"].get<double>() - t0;
+  run.write_json("trace.json", {{"traceEvents", events}, {"displayTimeUnit", "ms"}});
+}
+
 void run_cluster(const TrainFlags& f) {
   const JobFlags& j = f.job;
   (void)j.worker_options();  // validate every flag here, before any process starts
@@ -82,10 +103,11 @@ void run_cluster(const TrainFlags& f) {
   for (int r = 0; r < j.workers; ++r) {
     std::vector<std::string> args = j.worker_args();
     args.insert(args.end(), {"--ps", endpoint, "--threads", std::to_string(threads)});
-    if (r == 0) args.insert(args.end(), {"--out", run_dir});
+    args.insert(args.end(), {"--out", run_dir});
     c.start_worker(r, args, /*show_output=*/r == 0);
   }
   c.wait();
+  merge_traces(run, j.workers);
 
   std::ifstream in(run.file("summary.json"));
   nlohmann::json s = nlohmann::json::parse(in);

@@ -6,10 +6,12 @@
 
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "base/error.h"
-#include "data/fashion_mnist.h"
 #include "cluster/local_cluster.h"
+#include "data/fashion_mnist.h"
 
 namespace dynacomm::cluster {
 namespace {
@@ -99,6 +101,32 @@ TEST_F(ClusterTest, OneWorkerEqualsLocalTraining) {
       local_dir + " > " + dir_ + "/local.log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/local.log");
   EXPECT_TRUE(read_file(local_dir + "/weights.bin") == via_ps);
+}
+
+// The embedded default as a user runs it: summary, metrics, weights and one merged trace.
+TEST_F(ClusterTest, TrainWritesTheRunFolder) {
+  const std::string out = dir_ + "/train";
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " train --iterations 4 --warmup 1 --batch 32 --train-samples 1000"
+                          " --test-samples 100 --down 1gbit --latency 1ms --out " +
+                          out + " > " + dir_ + "/train.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/train.log");
+  EXPECT_NE(read_file(dir_ + "/train.log").find("sequential would take"), std::string::npos);
+  nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
+  for (const char* key : {"scheduler", "model", "workers", "iterations", "median_iteration_ms",
+                          "test_accuracy", "bytes_up", "bytes_down"})
+    EXPECT_TRUE(summary.contains(key)) << key;
+  EXPECT_EQ(summary["workers"], 2);
+  EXPECT_EQ(summary["iterations"], 4);
+  EXPECT_GT(summary["bytes_up"].get<double>(), 4 * 3e6);  // cnn is 3.3 MB, pushed 4 times
+  nlohmann::json trace = nlohmann::json::parse(read_file(out + "/trace.json"));
+  std::set<std::pair<int, std::string>> seen;  // (worker, category)
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X") seen.insert({e["pid"].get<int>(), e["cat"].get<std::string>()});
+  for (int w : {0, 1})
+    for (const char* cat : {"pull", "forward", "backward", "push"})
+      EXPECT_TRUE(seen.count({w, cat})) << "worker " << w << " has no " << cat << " events";
+  EXPECT_EQ(read_file(out + "/weights.bin").size(), 3297832u);
 }
 
 TEST_F(ClusterTest, WorkerWithAnotherModelIsRefusedClearly) {

@@ -58,7 +58,8 @@ bool Connection::poll(std::chrono::milliseconds timeout, Message* out) {
     if (!r.ok()) {
       ++dropped_;
       last_drop_ = r.error;
-      left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() < 0) left = std::chrono::milliseconds(0);
       continue;
     }

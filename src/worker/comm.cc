@@ -67,6 +67,8 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan) {
   next_push_ = 0;
   send_pulls_ = true;
   bytes_up = bytes_down = 0;
+  link_events_.clear();
+  pull_sent_.assign(plan.pull.size(), Clock::time_point{});
 }
 
 void Comm::before_forward(int unit) {
@@ -86,6 +88,11 @@ void Comm::gradients_ready(int unit) {
   std::lock_guard<std::mutex> lock(mu_);
   grads_ready[static_cast<std::size_t>(unit)] = now;
   ready_[static_cast<std::size_t>(unit)] = true;
+}
+
+std::vector<Comm::LinkEvent> Comm::take_link_events() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::move(link_events_);
 }
 
 void Comm::finish_iteration() {
@@ -127,6 +134,7 @@ void Comm::loop() {
         std::lock_guard<std::mutex> lock(mu_);
         if (stop_) return;
         if (send_pulls_) {  // requests reach the PS one latency later
+          for (std::size_t j = 0; j < plan_.pull.size(); ++j) pull_sent_[j] = now;
           for (const auto& s : plan_.pull)
             outgoing_.emplace(
                 now + ms(options_.latency_ms),
@@ -149,11 +157,13 @@ void Comm::loop() {
           const std::int64_t bytes = static_cast<std::int64_t>(grads.size() * sizeof(float));
           const auto extra =
               static_cast<std::int64_t>(options_.extra_overhead_ms * options_.up_bps / 8e3);
-          outgoing_.emplace(up_.deliver_at(now, bytes + extra),
-                            net::encode(net::Header{net::MessageType::kPush, options_.rank,
-                                                    iteration_, static_cast<std::uint32_t>(s.first),
-                                                    static_cast<std::uint32_t>(s.last)},
-                                        grads.data(), static_cast<std::size_t>(bytes)));
+          const auto delivered = up_.deliver_at(now, bytes + extra);
+          link_events_.push_back({true, static_cast<int>(next_push_), now, delivered});
+          outgoing_.emplace(
+              delivered, net::encode(net::Header{net::MessageType::kPush, options_.rank, iteration_,
+                                                 static_cast<std::uint32_t>(s.first),
+                                                 static_cast<std::uint32_t>(s.last)},
+                                     grads.data(), static_cast<std::size_t>(bytes)));
           bytes_up += bytes;
           ++next_push_;
           cv_.notify_all();
@@ -183,8 +193,12 @@ void Comm::loop() {
           v += n;
         }
         bytes_down += static_cast<std::int64_t>(m.header.payload_bytes);
-        if (m.header.iteration == iteration_)
-          arrived_[static_cast<std::size_t>(segment_of_unit_[m.header.first_unit])] = true;
+        if (m.header.iteration == iteration_) {
+          const int seg = segment_of_unit_[m.header.first_unit];
+          arrived_[static_cast<std::size_t>(seg)] = true;
+          link_events_.push_back(
+              {false, seg, pull_sent_[static_cast<std::size_t>(seg)], Clock::now()});
+        }
         cv_.notify_all();
       }
       auto wait = std::chrono::milliseconds(1);

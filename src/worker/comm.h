@@ -47,6 +47,13 @@ class Comm : public model::UnitObserver {
   // Measurements of the last iteration.
   std::vector<Clock::time_point> gate_called, gate_passed, grads_ready;
   std::int64_t bytes_up = 0, bytes_down = 0;
+  struct LinkEvent {
+    bool up;  // uplink (push) or downlink (pull)
+    int segment;
+    Clock::time_point start, end;
+  };
+  // Pull j: request sent .. parameters delivered; push j: gradients ready .. delivered.
+  std::vector<LinkEvent> take_link_events();
 
  private:
   void loop();
@@ -67,6 +74,8 @@ class Comm : public model::UnitObserver {
   plan::Plan plan_;
   std::vector<int> segment_of_unit_;
   std::vector<bool> arrived_, ready_;
+  std::vector<Clock::time_point> pull_sent_;
+  std::vector<LinkEvent> link_events_;
   std::size_t next_push_ = 0;
   std::multimap<Clock::time_point, std::string> outgoing_;  // release time -> frame
   std::deque<std::pair<Clock::time_point, net::Message>> incoming_;

@@ -12,6 +12,7 @@
 #include "net/connection.h"
 #include "plan/planner.h"
 #include "plan/simulate.h"
+#include "report/chrome_trace.h"
 #include "report/progress.h"
 #include "report/run_folder.h"
 #include "train/local_training.h"
@@ -23,6 +24,10 @@ namespace {
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+double since_boot_ms(Clock::time_point t) {  // CLOCK_MONOTONIC: shared by all processes here
+  return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
 }
 
 double median(std::vector<double> v) {
@@ -119,6 +124,12 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   std::vector<std::vector<double>> fwd(static_cast<std::size_t>(n_units)),
       bwd(static_cast<std::size_t>(n_units));
 
+  report::ChromeTrace trace;
+  const int pid = o.rank;
+  trace.name_process(pid, "worker " + std::to_string(o.rank));
+  trace.name_track(pid, report::ChromeTrace::kCompute, "compute");
+  trace.name_track(pid, report::ChromeTrace::kDownlink, "downlink (pull)");
+  trace.name_track(pid, report::ChromeTrace::kUplink, "uplink (push)");
   std::unique_ptr<data::Dataset> test;
   if (o.rank == 0)
     test =
@@ -174,8 +185,17 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       throw Error("worker " + std::to_string(o.rank) + ": training diverged at iteration " +
                   std::to_string(it) + " (loss " + std::to_string(l) + ")");
 
+    const auto link_events = comm.take_link_events();
+    const bool traced = it >= o.warmup && it < o.warmup + o.trace_iterations;
+    if (traced) {
+      const std::string tag = " (it " + std::to_string(it) + ")";
+      for (const auto& e : link_events)
+        trace.add_event(pid, e.up ? report::ChromeTrace::kUplink : report::ChromeTrace::kDownlink,
+                        (e.up ? "push " : "pull ") + std::to_string(e.segment) + tag,
+                        e.up ? "push" : "pull", since_boot_ms(e.start), since_boot_ms(e.end));
+    }
     // Compute-only times: from a unit's gate opening to the next unit's gate being reached.
-    if (it < o.warmup) {
+    if (it < o.warmup || traced) {
       std::vector<Clock::time_point> all_ready(static_cast<std::size_t>(n_units) + 1);
       all_ready[static_cast<std::size_t>(n_units)] = forward_end;
       for (int u = n_units - 1; u >= 0; --u)
@@ -183,12 +203,18 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
             std::max(all_ready[static_cast<std::size_t>(u) + 1],
                      comm.grads_ready[static_cast<std::size_t>(u)]);
       for (int u = 0; u < n_units; ++u) {
-        const auto next =
-            u + 1 < n_units ? comm.gate_called[static_cast<std::size_t>(u) + 1] : forward_end;
-        fwd[static_cast<std::size_t>(u)].push_back(
-            ms_between(comm.gate_passed[static_cast<std::size_t>(u)], next));
-        bwd[static_cast<std::size_t>(u)].push_back(ms_between(
-            all_ready[static_cast<std::size_t>(u) + 1], all_ready[static_cast<std::size_t>(u)]));
+        const auto su = static_cast<std::size_t>(u);
+        const auto next = u + 1 < n_units ? comm.gate_called[su + 1] : forward_end;
+        if (traced) {
+          const std::string& name = model->units()[su].name;
+          trace.add_event(pid, report::ChromeTrace::kCompute, "fwd " + name, "forward",
+                          since_boot_ms(comm.gate_passed[su]), since_boot_ms(next));
+          trace.add_event(pid, report::ChromeTrace::kCompute, "bwd " + name, "backward",
+                          since_boot_ms(all_ready[su + 1]), since_boot_ms(all_ready[su]));
+        } else {
+          fwd[su].push_back(ms_between(comm.gate_passed[su], next));
+          bwd[su].push_back(ms_between(all_ready[su + 1], all_ready[su]));
+        }
       }
     }
     IterationRecord r;
@@ -227,6 +253,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   }
   comm.shutdown();
   model->set_observer(nullptr);
+  if (!o.out_dir.empty())
+    report::RunFolder(o.out_dir).write_json("trace-worker" + std::to_string(o.rank) + ".json",
+                                            trace.json());
 
   std::vector<double> times;
   for (const auto& r : result.iterations)

@@ -49,7 +49,9 @@ struct WorkerOptions {
   double extra_overhead_ms = 0;                 // injected per message, for what-if studies
   int warmup = 2;                               // iterations with the sequential plan
   std::chrono::milliseconds timeout{60000};     // every wait on the PS
-  std::string out_dir;                          // rank 0: metrics.csv, weights.bin, ...
+  std::string out_dir;                          // rank 0: metrics.csv, weights.bin, ...;
+                                                // every rank: trace-worker<R>.json
+  int trace_iterations = 5;                     // iterations after warm-up in the trace
   bool interactive = false;
 
   void validate() const;  // throws InvalidInput naming the option
