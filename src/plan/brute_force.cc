@@ -58,34 +58,36 @@ BruteForceResult brute_force_joint(const ModelProfile& profile, const LinkProfil
   return best;
 }
 
-BruteForceResult brute_force_pull(const ModelProfile& profile, const LinkProfile& link,
-                                  const std::vector<Segment>& push) {
-  check_size(profile, 20, "brute_force_pull");
-  BruteForceResult best{{}, std::numeric_limits<double>::infinity()};
-  Plan plan{"brute-force", {}, push};
+namespace {
+
+// Every partition of one direction, the other fixed: `vary` points into `plan`.
+BruteForceResult brute_force_direction(const ModelProfile& profile, const LinkProfile& link,
+                                       Plan plan, bool push, const char* what) {
+  check_size(profile, 20, what);
   link.validate();
-  plan.pull = {{0, profile.num_units() - 1}};
+  std::vector<Segment>* vary = push ? &plan.push : &plan.pull;
+  *vary = {{0, profile.num_units() - 1}};
   plan.validate(profile.num_units());  // the fixed direction; enumeration yields valid ones
-  for_each_partition(profile.num_units(), &plan.pull, false, plan, [&](Plan& p) {
+  BruteForceResult best{{}, std::numeric_limits<double>::infinity()};
+  for_each_partition(profile.num_units(), vary, push, plan, [&](Plan& p) {
     double t = simulate_unchecked(profile, link, p);
     if (t < best.iteration_ms) best = {p, t};
   });
   return best;
 }
 
+}  // namespace
+
+BruteForceResult brute_force_pull(const ModelProfile& profile, const LinkProfile& link,
+                                  const std::vector<Segment>& push) {
+  return brute_force_direction(profile, link, Plan{"brute-force", {}, push}, false,
+                               "brute_force_pull");
+}
+
 BruteForceResult brute_force_push(const ModelProfile& profile, const LinkProfile& link,
                                   const std::vector<Segment>& pull) {
-  check_size(profile, 20, "brute_force_push");
-  BruteForceResult best{{}, std::numeric_limits<double>::infinity()};
-  Plan plan{"brute-force", pull, {}};
-  link.validate();
-  plan.push = {{0, profile.num_units() - 1}};
-  plan.validate(profile.num_units());  // the fixed direction; enumeration yields valid ones
-  for_each_partition(profile.num_units(), &plan.push, true, plan, [&](Plan& p) {
-    double t = simulate_unchecked(profile, link, p);
-    if (t < best.iteration_ms) best = {p, t};
-  });
-  return best;
+  return brute_force_direction(profile, link, Plan{"brute-force", pull, {}}, true,
+                               "brute_force_push");
 }
 
 }  // namespace dynacomm::plan

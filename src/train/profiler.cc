@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/stats.h"
 #include "data/synthetic.h"
 
 namespace dynacomm::train {
@@ -32,12 +33,6 @@ class Stopwatch : public model::UnitObserver {
 
 double ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

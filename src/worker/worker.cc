@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "base/error.h"
+#include "base/stats.h"
 #include "data/fashion_mnist.h"
 #include "net/connection.h"
 #include "plan/planner.h"
@@ -28,13 +29,6 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 
 double since_boot_ms(Clock::time_point t) {  // CLOCK_MONOTONIC: shared by all processes here
   return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
@@ -233,7 +227,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                     plan.push.size());
       bar->update(step + 1, status, o.batch * o.workers);
     }
-    const bool epoch_end = step + 1 == steps_per_epoch || it + 1 == total;
+    // The last epoch is evaluated after the final update is in (below), which also keeps
+    // the evaluation out of the last iteration's measured time.
+    const bool epoch_end = step + 1 == steps_per_epoch && it + 1 < total;
     if (epoch_end && o.rank == 0) {
       train::Evaluation ev = train::evaluate(*model, *test, o.test_samples, 256);
       result.epoch_test_accuracy.push_back(ev.accuracy);
@@ -250,6 +246,12 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     result.iterations.back().ms = ms_between(iteration_start, Clock::now());
     result.final_weights = model->flat_params();
     result.test_accuracy = train::evaluate(*model, *test, o.test_samples, 256).accuracy;
+    result.epoch_test_accuracy.push_back(result.test_accuracy);
+    if (bar) {
+      char s[64];
+      std::snprintf(s, sizeof s, "test acc %.2f%%", 100 * result.test_accuracy);
+      bar->finish(s);
+    }
   }
   comm.shutdown();
   model->set_observer(nullptr);
