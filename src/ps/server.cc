@@ -212,8 +212,10 @@ void PsServer::Impl::run() {
       net::DecodeResult m = net::decode(parts[1].data(), parts[1].size(), limits);
       if (!m.ok()) {
         ++dropped;
-        log("dropped message from peer " + std::to_string(peers.size()) +
-            "-joined job: " + m.error);
+        std::string who = "an unknown peer";
+        for (const auto& [rank, id] : peers)
+          if (id == peer) who = "rank " + std::to_string(rank);
+        log("dropped a malformed message from " + who + ": " + m.error);
         continue;
       }
       handle(peer, m);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -141,7 +142,14 @@ TEST(PsCluster, AnySegmentationGivesBitIdenticalWeights) {
 }
 
 TEST(PsCluster, RefusesMismatchedWorkers) {
-  PsServer ps(server_options(2));
+  std::mutex log_mu;
+  std::string log;
+  ServerOptions o = server_options(2);
+  o.log = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    log += line + "\n";
+  };
+  PsServer ps(o);
   ps.start();
   net::Connection c(ps.endpoint(), net::WireLimits{unit_bytes(), 1, 64 * 1024});
   auto hello = [&](const std::string& model, int workers, int rank) {
@@ -167,6 +175,10 @@ TEST(PsCluster, RefusesMismatchedWorkers) {
   std::this_thread::sleep_for(100ms);
   EXPECT_GE(ps.messages_dropped(), 1u);
   ps.stop();
+  EXPECT_NE(log.find("dropped a malformed message from rank 0: unit range 0..9 is not within the "
+                     "model's 0..3"),
+            std::string::npos)
+      << log;
 }
 
 TEST(PsCluster, ClearErrorsForPortInUseAndMissingPs) {
