@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "base/error.h"
@@ -23,6 +24,7 @@ namespace dynacomm::cli {
 namespace {
 
 struct TrainFlags {
+  std::vector<std::string> links;  // per-worker overrides "R:down,up,latency"
   bool local = false;
   int threads = 0;
   std::string out;
@@ -88,6 +90,26 @@ void merge_traces(const report::RunFolder& run, int workers) {
 void run_cluster(const TrainFlags& f) {
   const JobFlags& j = f.job;
   (void)j.worker_options();  // validate every flag here, before any process starts
+  std::vector<JobFlags> per_worker(static_cast<std::size_t>(j.workers), j);
+  for (const std::string& spec : f.links) {  // "R:down,up,latency", e.g. 1:10mbit,2mbit,50ms
+    const auto colon = spec.find(':');
+    std::vector<std::string> parts;
+    std::stringstream rest(colon == std::string::npos ? "" : spec.substr(colon + 1));
+    for (std::string p; std::getline(rest, p, ',');) parts.push_back(p);
+    int rank = -1;
+    try {
+      rank = std::stoi(spec.substr(0, colon));
+    } catch (const std::exception&) {
+    }
+    if (colon == std::string::npos || parts.size() != 3 || rank < 0 || rank >= j.workers)
+      throw InvalidInput("--link '" + spec + "': expected R:down,up,latency with R in 0.." +
+                         std::to_string(j.workers - 1) + ", e.g. 1:10mbit,2mbit,50ms");
+    JobFlags& w = per_worker[static_cast<std::size_t>(rank)];
+    w.down = parts[0];
+    w.up = parts[1];
+    w.latency = parts[2];
+    (void)w.worker_options();  // validates the three values, naming the bad one
+  }
   const std::string run_dir = f.out.empty() ? default_run_dir(j, false) : f.out;
   report::RunFolder run(run_dir);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -97,11 +119,17 @@ void run_cluster(const TrainFlags& f) {
                "emulated links %s down / %s up, %s latency; results in %s\n",
                j.workers, j.model.c_str(), j.scheduler.c_str(), j.down.c_str(),
                (j.up.empty() ? j.down : j.up).c_str(), j.latency.c_str(), run_dir.c_str());
+  for (int r = 0; r < j.workers; ++r) {
+    const JobFlags& w = per_worker[static_cast<std::size_t>(r)];
+    if (w.down != j.down || w.up != j.up || w.latency != j.latency)
+      std::fprintf(stderr, "dynacomm: worker %d's link: %s down / %s up, %s latency\n", r,
+                   w.down.c_str(), w.up.c_str(), w.latency.c_str());
+  }
   cluster::install_interrupt_handler();
   cluster::LocalCluster c(self_exe(), run_dir, std::chrono::seconds(30));
   const std::string endpoint = c.start_ps(j.optimizer_args());
   for (int r = 0; r < j.workers; ++r) {
-    std::vector<std::string> args = j.worker_args();
+    std::vector<std::string> args = per_worker[static_cast<std::size_t>(r)].worker_args();
     args.insert(args.end(), {"--ps", endpoint, "--threads", std::to_string(threads)});
     args.insert(args.end(), {"--out", run_dir});
     c.start_worker(r, args, /*show_output=*/r == 0);
@@ -133,6 +161,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--threads", f->threads, "Compute threads per process (0: cores / workers)")
       ->capture_default_str();
   cmd->add_option("--out", f->out, "Run folder (default: a fresh folder under runs/)");
+  cmd->add_option("--link", f->links,
+                  "Per-worker link override R:down,up,latency, e.g. 1:10mbit,2mbit,50ms "
+                  "(repeatable)");
   f->job.add_model_and_optimizer(cmd);
   f->job.add_worker_flags(cmd);
   cmd->callback([f]() {
