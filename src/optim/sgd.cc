@@ -18,8 +18,6 @@ void SgdOptions::validate() const {
     throw InvalidInput("sgd: momentum must be in [0, 1)");
   if (!std::isfinite(weight_decay) || weight_decay < 0)
     throw InvalidInput("sgd: weight_decay must be >= 0");
-  if (schedule == LrSchedule::kCosine && total_iterations <= 0)
-    throw InvalidInput("sgd: the cosine schedule needs the total number of iterations");
 }
 
 double SgdOptions::lr_at(std::int64_t iteration) const {
@@ -32,6 +30,8 @@ double SgdOptions::lr_at(std::int64_t iteration) const {
 Sgd::Sgd(const SgdOptions& options, const std::vector<std::int64_t>& unit_sizes)
     : options_(options), started_(unit_sizes.size(), false) {
   options_.validate();
+  if (options_.schedule == LrSchedule::kCosine && options_.total_iterations <= 0)
+    throw InvalidInput("sgd: the cosine schedule needs the total number of iterations");
   for (auto n : unit_sizes) velocity_.emplace_back(static_cast<std::size_t>(n), 0.f);
 }
 

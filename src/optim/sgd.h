@@ -24,9 +24,10 @@ struct SgdOptions {
   double weight_decay = 5e-4;
   bool nesterov = false;
   LrSchedule schedule = LrSchedule::kConstant;
-  std::int64_t total_iterations = 0;  // cosine: iterations to decay over (required)
+  std::int64_t total_iterations = 0;  // cosine: iterations to decay over (Sgd requires it)
 
-  // Throws InvalidInput naming the option.
+  // Throws InvalidInput naming the option. total_iterations is checked by Sgd's
+  // constructor, since callers often learn it only when the run's length is known.
   void validate() const;
   // Learning rate at a 0-based iteration.
   double lr_at(std::int64_t iteration) const;

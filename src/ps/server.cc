@@ -111,13 +111,14 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
 void PsServer::Impl::answer_pulls() {
   if (!store) return;
   for (auto it = pending.begin(); it != pending.end();) {
-    std::int64_t floats = 0;
-    for (int u = it->first; u <= it->last; ++u) floats += store->unit_floats(u);
-    std::vector<float> buf(static_cast<std::size_t>(floats));
-    if (!store->try_pull(it->first, it->last, it->iteration, buf.data())) {
+    if (!store->ready(it->first, it->last, it->iteration)) {  // before allocating the reply
       ++it;
       continue;
     }
+    std::int64_t floats = 0;
+    for (int u = it->first; u <= it->last; ++u) floats += store->unit_floats(u);
+    std::vector<float> buf(static_cast<std::size_t>(floats));
+    store->pull(it->first, it->last, it->iteration, buf.data());
     send(it->peer,
          net::Header{net::MessageType::kPullReply, -1, it->iteration,
                      static_cast<std::uint32_t>(it->first), static_cast<std::uint32_t>(it->last)},

@@ -21,9 +21,7 @@ struct ParameterStore::Unit {
 void StoreOptions::validate() const {
   if (workers < 1) throw InvalidInput("ps: workers must be at least 1");
   if (wait_timeout.count() <= 0) throw InvalidInput("ps: wait timeout must be positive");
-  optim::SgdOptions check = sgd;
-  if (check.total_iterations <= 0) check.total_iterations = 1;
-  check.validate();
+  sgd.validate();
 }
 
 ParameterStore::ParameterStore(const StoreOptions& options,
@@ -83,10 +81,15 @@ void ParameterStore::pull(int first, int last, std::int64_t iteration, float* ou
   }
 }
 
-bool ParameterStore::try_pull(int first, int last, std::int64_t iteration, float* out) {
+bool ParameterStore::ready(int first, int last, std::int64_t iteration) const {
   check_range(first, last);
   for (int i = first; i <= last; ++i)
     if (version(i) < iteration) return false;
+  return true;
+}
+
+bool ParameterStore::try_pull(int first, int last, std::int64_t iteration, float* out) {
+  if (!ready(first, last, iteration)) return false;
   pull(first, last, iteration, out);
   return true;
 }

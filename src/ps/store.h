@@ -51,6 +51,8 @@ class ParameterStore {
   // Copies units first..last (their floats back to back) into `out` once all are at
   // version `iteration`.
   void pull(int first, int last, std::int64_t iteration, float* out);
+  // True when units first..last are all at version >= iteration (a pull would not wait).
+  bool ready(int first, int last, std::int64_t iteration) const;
   // Non-blocking variant for an event loop: false when not yet at that version.
   bool try_pull(int first, int last, std::int64_t iteration, float* out);
 

@@ -41,9 +41,7 @@ void LocalTrainingOptions::validate() const {
   if (threads < 0) throw InvalidInput("--threads must be >= 0");
   if (iterations < 0) throw InvalidInput("--iterations must be >= 0");
   if (train_samples < 0 || test_samples < 0) throw InvalidInput("sample limits must be >= 0");
-  optim::SgdOptions check = sgd;
-  if (check.total_iterations <= 0) check.total_iterations = 1;  // filled in from the run's length
-  check.validate();
+  sgd.validate();  // total_iterations is filled in from the run's length
 }
 
 Evaluation evaluate(model::Model& model, const data::Dataset& dataset, std::int64_t limit,
