@@ -10,15 +10,25 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/job_flags.h"
+#include "report/chrome_trace.h"
 #include "report/run_folder.h"
 
 namespace dynacomm::cli {
+
+namespace {
+nlohmann::json link_fit_json(const plan::LinkFit& f) {
+  return {{"overhead_ms", f.overhead_ms},
+          {"bandwidth_bps", f.bandwidth_fitted ? nlohmann::json(f.bandwidth_bps) : nullptr},
+          {"transfers", f.samples}};
+}
+}  // namespace
 
 void add_ps_command(CLI::App& app) {
   struct Flags {
     JobFlags job;
     std::string listen = "tcp://127.0.0.1:7070";
     std::string endpoint_file;
+    std::string trace;
   };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("ps", "Run the parameter server");
@@ -27,9 +37,13 @@ void add_ps_command(CLI::App& app) {
                   "another address is an explicit choice")
       ->capture_default_str();
   cmd->add_option("--endpoint-file", f->endpoint_file, "Write the bound endpoint to this file");
+  cmd->add_option("--trace", f->trace,
+                  "Write the PS's Chrome-trace events (the iterations the workers trace) here");
   f->job.add_model_and_optimizer(cmd);
   cmd->callback([f]() {
-    ps::PsServer server(f->job.server_options());
+    ps::ServerOptions options = f->job.server_options();
+    options.listen = f->listen;
+    ps::PsServer server(options);
     if (!f->endpoint_file.empty()) {
       const std::string tmp = f->endpoint_file + ".tmp";
       std::ofstream(tmp) << server.endpoint() << "\n";
@@ -42,6 +56,17 @@ void add_ps_command(CLI::App& app) {
     std::cerr << "dynacomm ps: done; received " << server.bytes_received() << " bytes, sent "
               << server.bytes_sent() << " bytes, dropped " << server.messages_dropped()
               << " malformed message(s)\n";
+    if (!f->trace.empty()) {
+      report::ChromeTrace trace;
+      const int pid = f->job.workers;  // after the workers' processes
+      trace.name_process(pid, "PS");
+      for (int r = 0; r < f->job.workers; ++r)
+        trace.name_track(pid, r, "requests of worker " + std::to_string(r));
+      trace.name_track(pid, f->job.workers, "updates (aggregate + SGD)");
+      for (const ps::PsEvent& e : server.trace_events())
+        trace.add_event(pid, e.track, e.name, e.category, e.start_ms, e.end_ms);
+      trace.write(f->trace);
+    }
   });
 }
 
@@ -112,7 +137,18 @@ void add_worker_command(CLI::App& app) {
                      {{"down", f->job.down},
                       {"up", f->job.up.empty() ? f->job.down : f->job.up},
                       {"latency", f->job.latency},
-                      {"emulation", "user-space token bucket + latency"}}},
+                      {"emulation", f->job.net == "netns"
+                                        ? "kernel tbf in network namespaces; latency in the "
+                                          "transport"
+                                        : "user-space token bucket + latency"}}},
+                    {"measured_link",
+                     {{"transport_rtt_ms", r.transport_rtt_ms},
+                      {"planned_down_bps", r.planned_link.down_bps},
+                      {"planned_up_bps", r.planned_link.up_bps},
+                      {"planned_overhead_down_ms", r.planned_link.overhead_down_ms},
+                      {"planned_overhead_up_ms", r.planned_link.overhead_up_ms},
+                      {"down", link_fit_json(r.measured_down)},
+                      {"up", link_fit_json(r.measured_up)}}},
                     {"plan", plan},
                     {"profile", plan::to_json(r.profile)},
                     {"weights", "weights.bin: float32 little-endian, units in order"}});

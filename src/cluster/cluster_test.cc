@@ -126,6 +126,11 @@ TEST_F(ClusterTest, TrainWritesTheRunFolder) {
   for (int w : {0, 1})
     for (const char* cat : {"pull", "forward", "backward", "push"})
       EXPECT_TRUE(seen.count({w, cat})) << "worker " << w << " has no " << cat << " events";
+  for (const char* cat : {"ps-pull", "ps-push", "ps-update"})  // the PS is process 2
+    EXPECT_TRUE(seen.count({2, cat})) << "the PS has no " << cat << " events";
+  // The overheads planned for were fitted from the warm-up's transfers.
+  EXPECT_GE(summary["measured_link"]["down"]["transfers"].get<int>(), 1);
+  EXPECT_GE(summary["measured_link"]["planned_overhead_up_ms"].get<double>(), 0.0);
   EXPECT_EQ(read_file(out + "/weights.bin").size(), 3297832u);
 }
 

@@ -22,7 +22,8 @@ T get(const std::uint8_t* p) {
 }
 
 bool carries_units(MessageType t) {
-  return t == MessageType::kPullReply || t == MessageType::kPush || t == MessageType::kPullRequest;
+  return t == MessageType::kPullReply || t == MessageType::kPush ||
+         t == MessageType::kPullRequest || t == MessageType::kPushAck;
 }
 
 }  // namespace
@@ -43,6 +44,8 @@ const char* to_string(MessageType t) {
       return "error";
     case MessageType::kShutdown:
       return "shutdown";
+    case MessageType::kPushAck:
+      return "push-ack";
   }
   return "unknown";
 }
@@ -74,7 +77,8 @@ std::string encode(Header h, const void* payload, std::size_t payload_size) {
   put<std::uint32_t>(out, 28, h.last_unit);
   put<std::uint64_t>(out, 32, h.payload_bytes);
   put<std::uint32_t>(out, 40, h.payload_crc32);
-  put<std::uint32_t>(out, 44, crc32(out.data(), 44));
+  put<std::uint64_t>(out, 44, h.held_us);
+  put<std::uint32_t>(out, 52, crc32(out.data(), 52));
   if (payload_size) std::memcpy(&out[kHeaderBytes], payload, payload_size);
   return out;
 }
@@ -94,11 +98,11 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   if (version != kProtocolVersion)
     return fail("protocol version " + std::to_string(version) + ", expected " +
                 std::to_string(kProtocolVersion));
-  if (get<std::uint32_t>(p + 44) != crc32(p, 44)) return fail("header checksum mismatch");
+  if (get<std::uint32_t>(p + 52) != crc32(p, 52)) return fail("header checksum mismatch");
 
   Header& h = r.header;
   const auto type = get<std::uint16_t>(p + 6);
-  if (type < 1 || type > 7) return fail("unknown message type " + std::to_string(type));
+  if (type < 1 || type > 8) return fail("unknown message type " + std::to_string(type));
   h.type = static_cast<MessageType>(type);
   h.sender = static_cast<std::int32_t>(get<std::uint32_t>(p + 8));
   const auto codec = get<std::uint16_t>(p + 12);
@@ -110,6 +114,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   h.last_unit = get<std::uint32_t>(p + 28);
   h.payload_bytes = get<std::uint64_t>(p + 32);
   h.payload_crc32 = get<std::uint32_t>(p + 40);
+  h.held_us = get<std::uint64_t>(p + 44);
 
   if (h.sender < -1 || h.sender > limits.max_sender)
     return fail("sender rank " + std::to_string(h.sender) + " out of range");
@@ -121,7 +126,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
       return fail("unit range " + std::to_string(h.first_unit) + ".." +
                   std::to_string(h.last_unit) + " is not within the model's 0.." +
                   std::to_string(n ? n - 1 : 0));
-    if (h.type != MessageType::kPullRequest)
+    if (h.type == MessageType::kPullReply || h.type == MessageType::kPush)
       for (auto u = h.first_unit; u <= h.last_unit; ++u)
         expected_payload += static_cast<std::uint64_t>(limits.unit_bytes[u]);
     if (h.payload_bytes != expected_payload)

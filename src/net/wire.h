@@ -1,4 +1,4 @@
-// The wire format of every PS <-> worker message: a fixed 48-byte little-endian header,
+// The wire format of every PS <-> worker message: a fixed 56-byte little-endian header,
 // then the payload. The decoder validates every field before anything else looks at the
 // message, and reports what was wrong instead of throwing or crashing: a remote peer must
 // never be able to crash us or corrupt the server.
@@ -11,7 +11,7 @@
 //
 // Layout (offsets in bytes): magic u32 "DYNC" | version u16 | type u16 | sender i32 |
 // codec u16 | flags u16 | iteration i64 | first_unit u32 | last_unit u32 |
-// payload_bytes u64 | payload_crc32 u32 | header_crc32 u32 (over bytes 0..43).
+// payload_bytes u64 | payload_crc32 u32 | held_us u64 | header_crc32 u32 (over bytes 0..51).
 #pragma once
 
 #include <cstddef>
@@ -22,8 +22,8 @@
 namespace dynacomm::net {
 
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
-constexpr std::uint16_t kProtocolVersion = 1;
-constexpr std::size_t kHeaderBytes = 48;
+constexpr std::uint16_t kProtocolVersion = 2;
+constexpr std::size_t kHeaderBytes = 56;
 
 enum class MessageType : std::uint16_t {
   kHello = 1,        // worker -> PS: join; payload: JSON job description. PS -> worker: welcome
@@ -33,6 +33,7 @@ enum class MessageType : std::uint16_t {
   kPush = 5,         // worker -> PS: gradients of units first..last for `iteration`
   kError = 6,        // either way: payload is a UTF-8 reason
   kShutdown = 7,     // either way: payload: none
+  kPushAck = 8,      // PS -> worker: the push of units first..last for `iteration` arrived
 };
 const char* to_string(MessageType t);
 
@@ -49,6 +50,10 @@ struct Header {
   std::uint16_t flags = 0;
   std::uint64_t payload_bytes = 0;  // filled in by encode
   std::uint32_t payload_crc32 = 0;  // filled in by encode
+  // Microseconds the sender held the request this message answers before it could answer
+  // (a pull reply: how long the units took to reach the requested version). Lets the
+  // receiver tell waiting apart from transfer time without comparing clocks.
+  std::uint64_t held_us = 0;
 };
 
 // What a well-formed message of this job may contain.

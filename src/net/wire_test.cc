@@ -9,6 +9,12 @@ namespace {
 
 const WireLimits kLimits{{16, 8, 400}, 7, 1024};
 
+std::string error_of_ack_with_payload() {
+  std::string x(4, 'x');
+  std::string m = encode(Header{MessageType::kPushAck, -1, 5, 1, 2}, x.data(), x.size());
+  return decode(m.data(), m.size(), kLimits).error;
+}
+
 std::string push_message() {
   std::vector<float> grads(2 + 100, 1.5f);  // units 1..2: 8 + 400 bytes
   Header h{MessageType::kPush, 3, 42, 1, 2};
@@ -29,6 +35,14 @@ TEST(Wire, RoundTrip) {
   EXPECT_EQ(reinterpret_cast<const float*>(r.payload)[0], 1.5f);
   std::string req = encode(Header{MessageType::kPullRequest, 0, 5, 0, 2}, nullptr, 0);
   EXPECT_TRUE(decode(req.data(), req.size(), kLimits).ok());
+  Header ack{MessageType::kPushAck, -1, 5, 1, 2};
+  ack.held_us = 123456789012ull;
+  std::string a = encode(ack, nullptr, 0);
+  DecodeResult ra = decode(a.data(), a.size(), kLimits);
+  ASSERT_TRUE(ra.ok()) << ra.error;
+  EXPECT_EQ(ra.header.type, MessageType::kPushAck);
+  EXPECT_EQ(ra.header.held_us, 123456789012ull);
+  EXPECT_EQ(error_of_ack_with_payload(), "payload of 4 bytes for units 1..2, expected 0");
 }
 
 // Re-encodes a header whose fields we tamper with, so the header checksum is right and
@@ -41,15 +55,18 @@ std::string with(Header h, std::size_t payload_size) {
 std::string error_of(const std::string& m) { return decode(m.data(), m.size(), kLimits).error; }
 
 TEST(Wire, RejectsMalformedFields) {
-  EXPECT_NE(error_of("short").find("shorter than the 48-byte header"), std::string::npos);
+  EXPECT_NE(error_of("short").find("shorter than the 56-byte header"), std::string::npos);
   std::string m = push_message();
   m[0] = 'X';
   EXPECT_EQ(error_of(m), "bad magic number (not a dynacomm message)");
   m = push_message();
   m[4] = 9;
-  EXPECT_EQ(error_of(m), "protocol version 9, expected 1");
+  EXPECT_EQ(error_of(m), "protocol version 9, expected 2");
   m = push_message();
   m[20] ^= 1;  // iteration bit flipped in transit
+  EXPECT_EQ(error_of(m), "header checksum mismatch");
+  m = push_message();
+  m[47] ^= 1;  // held_us is covered by the header checksum too
   EXPECT_EQ(error_of(m), "header checksum mismatch");
   m = push_message();
   m[kHeaderBytes + 5] ^= 1;

@@ -1,5 +1,7 @@
 #include "ps/server.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <deque>
 #include <future>
 #include <iostream>
@@ -14,12 +16,24 @@
 namespace dynacomm::ps {
 
 namespace {
+using Clock = std::chrono::steady_clock;
+
 struct PendingPull {
   std::string peer;
   int rank;
   std::int64_t iteration;
   int first, last;
+  Clock::time_point received;
 };
+
+double clock_ms(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
+}
+
+std::string units_name(int first, int last) {
+  return first == last ? "unit " + std::to_string(first)
+                       : "units " + std::to_string(first) + ".." + std::to_string(last);
+}
 }  // namespace
 
 struct PsServer::Impl {
@@ -40,6 +54,12 @@ struct PsServer::Impl {
   std::unique_ptr<ParameterStore> store;
   std::deque<PendingPull> pending;
   int shut_down = 0;
+  std::int64_t trace_from = 0, trace_count = 0;
+  std::vector<PsEvent> events;
+
+  bool traced(std::int64_t iteration) const {
+    return iteration >= trace_from && iteration < trace_from + trace_count;
+  }
 
   void log(const std::string& s) {
     if (options.log)
@@ -47,11 +67,26 @@ struct PsServer::Impl {
     else
       std::cerr << "dynacomm ps: " << s << "\n";
   }
+  // A peer that has gone (a worker that finished or died) is not an error of the PS: what
+  // was meant for it is dropped with a note, and the server carries on.
   void send(const std::string& peer, const net::Header& h, const void* data, std::size_t size) {
     std::string msg = net::encode(h, data, size);
-    socket.send(zmq::buffer(peer), zmq::send_flags::sndmore);
-    socket.send(zmq::buffer(msg), zmq::send_flags::none);
+    try {
+      socket.send(zmq::buffer(peer), zmq::send_flags::sndmore);
+      socket.send(zmq::buffer(msg), zmq::send_flags::none);
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EHOSTUNREACH) throw;
+      if (h.type != net::MessageType::kPushAck)  // acks to a worker that left are expected
+        log(std::string("dropped a ") + net::to_string(h.type) + " for " + who(peer) +
+            ", which has disconnected");
+      return;
+    }
     sent += msg.size();
+  }
+  std::string who(const std::string& peer) const {
+    for (const auto& [rank, id] : peers)
+      if (id == peer) return "rank " + std::to_string(rank);
+    return "an unknown peer";
   }
   void send_error(const std::string& peer, const std::string& why) {
     send(peer, net::Header{net::MessageType::kError, -1, 0, 0, 0}, why.data(), why.size());
@@ -101,6 +136,11 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
     return send_error(peer, "refused: rank " + std::to_string(rank) + " has already joined");
   if (job.is_null()) {
     job = hello;
+    if (hello.contains("trace_from") && hello.contains("trace_count") &&
+        hello["trace_from"].is_number_integer() && hello["trace_count"].is_number_integer()) {
+      trace_from = hello["trace_from"].get<std::int64_t>();
+      trace_count = std::min<std::int64_t>(hello["trace_count"].get<std::int64_t>(), 1000);
+    }
     limits.unit_bytes = hello["unit_bytes"].get<std::vector<std::int64_t>>();
     limits.max_sender = options.workers - 1;
   }
@@ -119,10 +159,17 @@ void PsServer::Impl::answer_pulls() {
     for (int u = it->first; u <= it->last; ++u) floats += store->unit_floats(u);
     std::vector<float> buf(static_cast<std::size_t>(floats));
     store->pull(it->first, it->last, it->iteration, buf.data());
-    send(it->peer,
-         net::Header{net::MessageType::kPullReply, -1, it->iteration,
-                     static_cast<std::uint32_t>(it->first), static_cast<std::uint32_t>(it->last)},
-         buf.data(), buf.size() * sizeof(float));
+    net::Header h{net::MessageType::kPullReply, -1, it->iteration,
+                  static_cast<std::uint32_t>(it->first), static_cast<std::uint32_t>(it->last)};
+    const auto now = Clock::now();
+    h.held_us = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(now - it->received).count());
+    send(it->peer, h, buf.data(), buf.size() * sizeof(float));
+    if (traced(it->iteration))
+      events.push_back({it->rank,
+                        "pull " + units_name(it->first, it->last) + " (it " +
+                            std::to_string(it->iteration) + ")",
+                        "ps-pull", clock_ms(it->received), clock_ms(Clock::now())});
     it = pending.erase(it);
   }
 }
@@ -157,12 +204,28 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m)
         break;
       }
       case net::MessageType::kPullRequest:
-        pending.push_back({peer, h.sender, h.iteration, first, last});
+        pending.push_back({peer, h.sender, h.iteration, first, last, Clock::now()});
         break;
-      case net::MessageType::kPush:
+      case net::MessageType::kPush: {
         if (!store) return send_error(peer, "push before the parameters were initialised");
-        store->push(h.sender, first, last, h.iteration, reinterpret_cast<const float*>(m.payload));
+        const auto start = Clock::now();
+        const std::vector<int> advanced = store->push(h.sender, first, last, h.iteration,
+                                                      reinterpret_cast<const float*>(m.payload));
+        const auto end = Clock::now();
+        net::Header ack{net::MessageType::kPushAck, -1, h.iteration, h.first_unit, h.last_unit};
+        ack.held_us = static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::microseconds>(end - start).count());
+        send(peer, ack, nullptr, 0);
+        if (traced(h.iteration)) {
+          const std::string what = units_name(first, last) + " (it " +
+                                   std::to_string(h.iteration) + ")";
+          events.push_back({h.sender, "push " + what, "ps-push", clock_ms(start), clock_ms(end)});
+          if (!advanced.empty())
+            events.push_back({options.workers, "update " + what, "ps-update", clock_ms(start),
+                              clock_ms(end)});
+        }
         break;
+      }
       case net::MessageType::kShutdown:
         ++shut_down;
         break;
@@ -213,10 +276,7 @@ void PsServer::Impl::run() {
       net::DecodeResult m = net::decode(parts[1].data(), parts[1].size(), limits);
       if (!m.ok()) {
         ++dropped;
-        std::string who = "an unknown peer";
-        for (const auto& [rank, id] : peers)
-          if (id == peer) who = "rank " + std::to_string(rank);
-        log("dropped a malformed message from " + who + ": " + m.error);
+        log("dropped a malformed message from " + who(peer) + ": " + m.error);
         continue;
       }
       handle(peer, m);
@@ -271,5 +331,9 @@ void PsServer::stop() {
 std::uint64_t PsServer::bytes_received() const { return impl_->received; }
 std::uint64_t PsServer::bytes_sent() const { return impl_->sent; }
 std::uint64_t PsServer::messages_dropped() const { return impl_->dropped; }
+std::vector<PsEvent> PsServer::trace_events() const {
+  if (impl_->thread.joinable()) return {};  // owned by the I/O thread until it stops
+  return impl_->events;
+}
 
 }  // namespace dynacomm::ps

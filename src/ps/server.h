@@ -11,8 +11,10 @@
 //   worker -> hello {model, workers, unit_bytes}   PS -> hello (welcome) or error (refused)
 //   worker 0 -> init (all initial parameters)      the store is created from it
 //   worker -> pull-request (t, a..b)               PS -> pull-reply as soon as a..b are at t
-//   worker -> push (t, a..b, gradients)            applied when all N workers' are in
+//   worker -> push (t, a..b, gradients)            PS -> push-ack; applied when all N are in
 //   worker -> shutdown                             PS stops once all N have
+// Every pull reply carries in held_us how long its request waited at the PS, and every
+// push ack how long the push took to process, so a worker can time the transfers alone.
 // A malformed or unexpected message is dropped with a logged reason naming the peer; it
 // never stops the server. A worker whose model, worker count or unit layout differs
 // from the job's is refused at hello with an error message saying what differs.
@@ -41,6 +43,13 @@ struct ServerOptions {
   void validate() const;  // throws InvalidInput naming the option
 };
 
+// What the PS did, for the run's timeline: times on this machine's steady clock, in ms.
+struct PsEvent {
+  int track;  // 0..workers-1: requests of that worker; `workers`: parameter updates
+  std::string name, category;
+  double start_ms, end_ms;
+};
+
 class PsServer {
  public:
   explicit PsServer(const ServerOptions& options);
@@ -58,6 +67,9 @@ class PsServer {
   std::uint64_t bytes_received() const;
   std::uint64_t bytes_sent() const;
   std::uint64_t messages_dropped() const;
+  // Events of the iterations the job asked to trace (hello: trace_from, trace_count);
+  // read after wait().
+  std::vector<PsEvent> trace_events() const;
 
   struct Impl;
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -57,6 +58,15 @@ void run_worker(const std::string& endpoint, int rank, int workers, int iteratio
     c.send(Header{MessageType::kInit, 0, 0, 0, static_cast<std::uint32_t>(params.size() - 1)},
            all.data(), all.size() * 4);
   }
+  std::size_t acks = 0;  // every push is acknowledged, in order
+  auto on_ack = [&](const net::Message& m) {
+    const std::size_t k = acks % seg.push.size();
+    EXPECT_EQ(m.header.iteration, static_cast<std::int64_t>(acks / seg.push.size()));
+    EXPECT_EQ(m.header.first_unit, static_cast<std::uint32_t>(seg.push[k].first));
+    EXPECT_EQ(m.header.last_unit, static_cast<std::uint32_t>(seg.push[k].second));
+    EXPECT_LT(m.header.held_us, 5'000'000u);  // the PS's processing time, not a wait
+    ++acks;
+  };
   for (int it = 0; it < iterations; ++it) {
     for (auto [a, b] : seg.pull)  // pipelined: all requests first
       c.send(Header{MessageType::kPullRequest, rank, it, static_cast<std::uint32_t>(a),
@@ -64,6 +74,11 @@ void run_worker(const std::string& endpoint, int rank, int workers, int iteratio
              nullptr, 0);
     for (std::size_t k = 0; k < seg.pull.size(); ++k) {
       net::Message m = c.receive(5s, "a pull reply");
+      if (m.header.type == MessageType::kPushAck) {
+        on_ack(m);
+        --k;
+        continue;
+      }
       ASSERT_EQ(m.header.type, MessageType::kPullReply);
       ASSERT_EQ(m.header.iteration, it);
       const float* v = reinterpret_cast<const float*>(m.payload());
@@ -80,6 +95,11 @@ void run_worker(const std::string& endpoint, int rank, int workers, int iteratio
                     static_cast<std::uint32_t>(b)},
              g.data(), g.size() * 4);
     }
+  }
+  while (acks < seg.push.size() * static_cast<std::size_t>(iterations)) {
+    net::Message m = c.receive(5s, "a push ack");
+    ASSERT_EQ(m.header.type, MessageType::kPushAck);
+    on_ack(m);
   }
   c.send(Header{MessageType::kShutdown, rank, 0, 0, 0}, nullptr, 0);
 }
@@ -139,6 +159,67 @@ TEST(PsCluster, AnySegmentationGivesBitIdenticalWeights) {
   EXPECT_EQ(train(2, 15, {kLayerwise}), expected);
   EXPECT_EQ(train(2, 15, {kMixed, kLayerwise}), expected);  // workers may even differ
   EXPECT_EQ(train(3, 10, {kMixed, kSequential, kLayerwise}), reference(3, 10));
+}
+
+// A pull reply says how long its request waited for the units' update, so the worker can
+// tell waiting from transfer; the PS's own events of the traced iterations are kept.
+TEST(PsCluster, RepliesCarryTheirWaitAndThePsTracesItsEvents) {
+  PsServer ps(server_options(2));
+  ps.start();
+  std::vector<std::unique_ptr<net::Connection>> c;
+  for (int r = 0; r < 2; ++r) {
+    c.push_back(std::make_unique<net::Connection>(
+        ps.endpoint(), net::WireLimits{unit_bytes(), 1, 64 * 1024}));
+    std::string text = nlohmann::json{{"model", "fake"},
+                                      {"workers", 2},
+                                      {"unit_bytes", unit_bytes()},
+                                      {"trace_from", 1},
+                                      {"trace_count", 1}}
+                           .dump();
+    c[r]->send(Header{MessageType::kHello, r, 0, 0, 0}, text.data(), text.size());
+    c[r]->receive(5s, "the welcome");
+  }
+  std::vector<float> all;
+  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
+  c[0]->send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+  std::vector<float> zeros(all.size(), 0.0f);
+  auto push = [&](int r, std::int64_t it) {
+    c[static_cast<std::size_t>(r)]->send(Header{MessageType::kPush, r, it, 0, 3}, zeros.data(),
+                                         zeros.size() * 4);
+    net::Message ack = c[static_cast<std::size_t>(r)]->receive(5s, "the push ack");
+    EXPECT_EQ(ack.header.type, MessageType::kPushAck);
+    EXPECT_EQ(ack.header.iteration, it);
+  };
+  push(0, 0);
+  c[0]->send(Header{MessageType::kPullRequest, 0, 1, 0, 3}, nullptr, 0);  // needs rank 1's push
+  std::this_thread::sleep_for(300ms);
+  push(1, 0);
+  net::Message reply = c[0]->receive(5s, "the pull reply");
+  ASSERT_EQ(reply.header.type, MessageType::kPullReply);
+  EXPECT_GE(reply.header.held_us, 250'000u);  // waited for rank 1
+  EXPECT_LT(reply.header.held_us, 5'000'000u);
+  push(0, 1);  // traced iteration
+  push(1, 1);
+  for (int r = 0; r < 2; ++r) c[r]->send(Header{MessageType::kShutdown, r, 0, 0, 0}, nullptr, 0);
+  ps.wait();
+  std::vector<PsEvent> events = ps.trace_events();
+  int pulls = 0, pushes = 0, updates = 0;
+  for (const PsEvent& e : events) {
+    EXPECT_GE(e.end_ms, e.start_ms);
+    if (e.category == "ps-pull") {
+      ++pulls;
+      EXPECT_EQ(e.track, 0);
+      EXPECT_GE(e.end_ms - e.start_ms, 250.0);  // the wait is on the timeline
+    }
+    pushes += e.category == "ps-push";
+    if (e.category == "ps-update") {
+      ++updates;
+      EXPECT_EQ(e.track, 2);
+    }
+  }
+  EXPECT_EQ(pulls, 1);    // only iteration 1 is traced
+  EXPECT_EQ(pushes, 2);   // both ranks' pushes of iteration 1
+  EXPECT_EQ(updates, 1);  // the second completes the units
 }
 
 TEST(PsCluster, RefusesMismatchedWorkers) {

@@ -8,6 +8,7 @@
 namespace dynacomm::worker {
 
 namespace {
+constexpr double kUnpaced = 1e15;  // bit/s: latency only, the kernel paces the link
 Clock::duration ms(double x) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(x));
 }
@@ -17,8 +18,8 @@ Comm::Comm(net::Connection& connection, model::Model& model, const CommOptions& 
     : conn_(connection),
       model_(model),
       options_(options),
-      up_(options.up_bps, options.latency_ms, 0),
-      down_(options.down_bps, options.latency_ms, 0) {
+      up_(options.up_bps > 0 ? options.up_bps : kUnpaced, options.latency_ms, 0),
+      down_(options.down_bps > 0 ? options.down_bps : kUnpaced, options.latency_ms, 0) {
   const std::size_t n = static_cast<std::size_t>(model.num_units());
   gate_called.resize(n);
   gate_passed.resize(n);
@@ -67,8 +68,9 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan) {
   next_push_ = 0;
   send_pulls_ = true;
   bytes_up = bytes_down = 0;
-  link_events_.clear();
+  acks_of_iteration_ = 0;
   pull_sent_.assign(plan.pull.size(), Clock::time_point{});
+  last_pull_delivered_ = Clock::time_point{};
 }
 
 void Comm::before_forward(int unit) {
@@ -105,6 +107,40 @@ void Comm::finish_iteration() {
   check_failed();
 }
 
+void Comm::wait_for_acks() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_for(lock, options_.timeout, [&] {
+        return error_ || acks_of_iteration_ >= static_cast<std::int64_t>(plan_.push.size());
+      }))
+    throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " + conn_.endpoint() +
+                  " did not acknowledge the pushes of iteration " + std::to_string(iteration_) +
+                  " within " + std::to_string(options_.timeout.count()) + " ms");
+  check_failed();
+}
+
+// A push has arrived at the PS when its ack left, less the PS's processing time; the ack's
+// own trip is the transport's (unemulated) one-way time.
+void Comm::on_ack(const net::Message& m, Clock::time_point received) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pushes_.find({m.header.iteration, m.header.first_unit});
+  if (it == pushes_.end()) return;  // not ours to time (e.g. already timed)
+  const PushInFlight p = it->second;
+  pushes_.erase(it);
+  const Clock::time_point done =
+      received - ms(static_cast<double>(m.header.held_us) / 1000.0 + options_.transport_one_way_ms);
+  Clock::time_point link_free = p.start;
+  if (last_ack_iteration_ == m.header.iteration)  // the previous push held the link until then
+    link_free = std::max(link_free, last_push_done_ - ms(options_.latency_ms));
+  const double service =
+      std::chrono::duration<double, std::milli>(done - ms(options_.latency_ms) - link_free).count();
+  link_events_.push_back({true, m.header.iteration, p.segment, p.bytes, p.start, done, 0,
+                          std::max(0.0, service)});
+  last_ack_iteration_ = m.header.iteration;
+  last_push_done_ = done;
+  if (m.header.iteration == iteration_) ++acks_of_iteration_;
+  cv_.notify_all();
+}
+
 void Comm::fetch_all(std::int64_t iteration) {
   const int last = model_.num_units() - 1;
   begin_iteration(iteration, plan::Plan{"fetch", {{0, last}}, {{0, last}}});
@@ -134,14 +170,16 @@ void Comm::loop() {
         std::lock_guard<std::mutex> lock(mu_);
         if (stop_) return;
         if (send_pulls_) {  // requests reach the PS one latency later
-          for (std::size_t j = 0; j < plan_.pull.size(); ++j) pull_sent_[j] = now;
-          for (const auto& s : plan_.pull)
+          for (std::size_t j = 0; j < plan_.pull.size(); ++j) {
+            const plan::Segment& s = plan_.pull[j];
             outgoing_.emplace(
                 now + ms(options_.latency_ms),
-                net::encode(net::Header{net::MessageType::kPullRequest, options_.rank, iteration_,
-                                        static_cast<std::uint32_t>(s.first),
-                                        static_cast<std::uint32_t>(s.last)},
-                            nullptr, 0));
+                Outgoing{net::encode(net::Header{net::MessageType::kPullRequest, options_.rank,
+                                                 iteration_, static_cast<std::uint32_t>(s.first),
+                                                 static_cast<std::uint32_t>(s.last)},
+                                     nullptr, 0),
+                         static_cast<int>(j)});
+          }
           send_pulls_ = false;
         }
         while (next_push_ < plan_.push.size()) {
@@ -155,15 +193,18 @@ void Comm::loop() {
             grads.insert(grads.end(), g, g + model_.units()[static_cast<std::size_t>(u)].params);
           }
           const std::int64_t bytes = static_cast<std::int64_t>(grads.size() * sizeof(float));
-          const auto extra =
-              static_cast<std::int64_t>(options_.extra_overhead_ms * options_.up_bps / 8e3);
+          const auto extra = static_cast<std::int64_t>(options_.extra_overhead_ms *
+                                                       up_.bandwidth_bps() / 8e3);
           const auto delivered = up_.deliver_at(now, bytes + extra);
-          link_events_.push_back({true, static_cast<int>(next_push_), now, delivered});
+          pushes_[{iteration_, static_cast<std::uint32_t>(s.first)}] =
+              PushInFlight{static_cast<int>(next_push_), bytes, now};
           outgoing_.emplace(
-              delivered, net::encode(net::Header{net::MessageType::kPush, options_.rank, iteration_,
-                                                 static_cast<std::uint32_t>(s.first),
-                                                 static_cast<std::uint32_t>(s.last)},
-                                     grads.data(), static_cast<std::size_t>(bytes)));
+              delivered,
+              Outgoing{net::encode(net::Header{net::MessageType::kPush, options_.rank, iteration_,
+                                               static_cast<std::uint32_t>(s.first),
+                                               static_cast<std::uint32_t>(s.last)},
+                                   grads.data(), static_cast<std::size_t>(bytes)),
+                       -1});
           bytes_up += bytes;
           ++next_push_;
           cv_.notify_all();
@@ -177,12 +218,18 @@ void Comm::loop() {
       }
       // Hand due frames to the socket.
       while (!outgoing_.empty() && outgoing_.begin()->first <= Clock::now()) {
-        conn_.send_frame(outgoing_.begin()->second);
+        conn_.send_frame(outgoing_.begin()->second.frame);
+        if (const int j = outgoing_.begin()->second.pull_segment; j >= 0) {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (static_cast<std::size_t>(j) < pull_sent_.size())
+            pull_sent_[static_cast<std::size_t>(j)] = Clock::now();
+        }
         outgoing_.erase(outgoing_.begin());
       }
       // Deliver pull replies whose emulated arrival time has come.
-      while (!incoming_.empty() && incoming_.front().first <= Clock::now()) {
-        net::Message m = std::move(incoming_.front().second);
+      while (!incoming_.empty() && incoming_.front().deliver <= Clock::now()) {
+        net::Message m = std::move(incoming_.front().message);
+        const Clock::time_point delivered = incoming_.front().deliver;
         incoming_.pop_front();
         std::lock_guard<std::mutex> lock(mu_);
         const float* v = reinterpret_cast<const float*>(m.payload());
@@ -196,19 +243,36 @@ void Comm::loop() {
         if (m.header.iteration == iteration_) {
           const int seg = segment_of_unit_[m.header.first_unit];
           arrived_[static_cast<std::size_t>(seg)] = true;
-          link_events_.push_back(
-              {false, seg, pull_sent_[static_cast<std::size_t>(seg)], Clock::now()});
+          // The reply left the PS once the request had arrived and waited held_us; the
+          // link was busy with it from then (or from the previous reply's end) until it
+          // arrived, less the one-way latency.
+          const double held_ms = static_cast<double>(m.header.held_us) / 1000.0;
+          const Clock::time_point sent = pull_sent_[static_cast<std::size_t>(seg)];
+          Clock::time_point link_free = sent + ms(options_.transport_one_way_ms + held_ms);
+          if (last_pull_delivered_ != Clock::time_point{})
+            link_free = std::max(link_free, last_pull_delivered_ - ms(options_.latency_ms));
+          const double service = std::chrono::duration<double, std::milli>(
+                                     delivered - ms(options_.latency_ms) - link_free)
+                                     .count();
+          link_events_.push_back({false, iteration_, seg,
+                                  static_cast<std::int64_t>(m.header.payload_bytes), sent,
+                                  delivered, held_ms, std::max(0.0, service)});
+          last_pull_delivered_ = delivered;
         }
         cv_.notify_all();
       }
       auto wait = std::chrono::milliseconds(1);
       net::Message m;
       if (conn_.poll(wait, &m)) {
+        if (m.header.type == net::MessageType::kPushAck) {
+          on_ack(m, Clock::now());
+          continue;
+        }
         if (m.header.type != net::MessageType::kPullReply) continue;
         const auto bytes = static_cast<std::int64_t>(m.header.payload_bytes);
-        const auto extra =
-            static_cast<std::int64_t>(options_.extra_overhead_ms * options_.down_bps / 8e3);
-        incoming_.emplace_back(down_.deliver_at(Clock::now(), bytes + extra), std::move(m));
+        const auto extra = static_cast<std::int64_t>(options_.extra_overhead_ms *
+                                                     down_.bandwidth_bps() / 8e3);
+        incoming_.push_back({down_.deliver_at(Clock::now(), bytes + extra), std::move(m)});
       }
     }
   } catch (...) {

@@ -21,7 +21,9 @@ using Clock = std::chrono::steady_clock;
 
 struct CommOptions {
   int rank = 0;
-  double down_bps = 0, up_bps = 0, latency_ms = 0, extra_overhead_ms = 0;
+  double down_bps = 0, up_bps = 0;  // 0: not paced here (the kernel shapes the link)
+  double latency_ms = 0, extra_overhead_ms = 0;
+  double transport_one_way_ms = 0;  // measured (hello round trip / 2), outside the emulation
   std::chrono::milliseconds timeout{60000};
 };
 
@@ -39,6 +41,9 @@ class Comm : public model::UnitObserver {
   void gradients_ready(int unit) override;
   // Waits until every push segment has been handed to the (emulated) uplink.
   void finish_iteration();
+  // Waits until the PS has acknowledged every push of this iteration (warm-up only: it
+  // makes every transfer's timing available before planning).
+  void wait_for_acks();
   // Pulls every unit at version `iteration` into the model and waits for it.
   void fetch_all(std::int64_t iteration);
   // Sends goodbye after everything queued, then stops the thread.
@@ -49,10 +54,16 @@ class Comm : public model::UnitObserver {
   std::int64_t bytes_up = 0, bytes_down = 0;
   struct LinkEvent {
     bool up;  // uplink (push) or downlink (pull)
+    std::int64_t iteration;
     int segment;
+    std::int64_t bytes;
+    // Pull: request sent .. parameters delivered. Push: gradients ready .. arrived at the PS.
     Clock::time_point start, end;
+    double held_ms;     // pull: how long the PS held the request (units not yet updated)
+    double service_ms;  // how long the link was busy with it: no waiting, queueing, latency
   };
-  // Pull j: request sent .. parameters delivered; push j: gradients ready .. delivered.
+  // Completed transfers since the last call (a push completes when the PS acknowledges
+  // it, which may be during the next iteration).
   std::vector<LinkEvent> take_link_events();
 
  private:
@@ -75,10 +86,29 @@ class Comm : public model::UnitObserver {
   std::vector<int> segment_of_unit_;
   std::vector<bool> arrived_, ready_;
   std::vector<Clock::time_point> pull_sent_;
+  Clock::time_point last_pull_delivered_{};
   std::vector<LinkEvent> link_events_;
   std::size_t next_push_ = 0;
-  std::multimap<Clock::time_point, std::string> outgoing_;  // release time -> frame
-  std::deque<std::pair<Clock::time_point, net::Message>> incoming_;
+  struct PushInFlight {
+    int segment;
+    std::int64_t bytes;
+    Clock::time_point start;
+  };
+  std::map<std::pair<std::int64_t, std::uint32_t>, PushInFlight> pushes_;  // (t, first unit)
+  std::int64_t acks_of_iteration_ = 0;  // acks received for iteration_
+  std::int64_t last_ack_iteration_ = -1;
+  Clock::time_point last_push_done_{};
+  struct Outgoing {
+    std::string frame;
+    int pull_segment;  // >= 0: a pull request of the current iteration
+  };
+  std::multimap<Clock::time_point, Outgoing> outgoing_;  // release time -> frame
+  struct Incoming {
+    Clock::time_point deliver;
+    net::Message message;
+  };
+  std::deque<Incoming> incoming_;
+  void on_ack(const net::Message& m, Clock::time_point received);
   std::thread thread_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
@@ -39,8 +40,10 @@ void WorkerOptions::validate() const {
   if (rank < 0 || rank >= workers)
     throw InvalidInput("worker: --rank " + std::to_string(rank) + " is not in 0.." +
                        std::to_string(workers - 1));
-  if (batch < 1 || epochs < 1 || iterations < 0 || threads < 1 || warmup < 0)
-    throw InvalidInput("worker: batch, epochs, threads must be positive; iterations, warmup >= 0");
+  if (batch < 1 || epochs < 1 || iterations < 0 || threads < 1)
+    throw InvalidInput("worker: batch, epochs, threads must be positive; iterations >= 0");
+  if (warmup < 1)
+    throw InvalidInput("worker: --warmup must be at least 1: plans are made from what it measures");
   if (extra_overhead_ms < 0) throw InvalidInput("worker: --extra-overhead must be >= 0");
   link.validate();
   planner.validate();
@@ -77,8 +80,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       {"model", o.model},
       {"workers", o.workers},
       {"unit_bytes", unit_bytes},
-      {"total_iterations",
-       total}}.dump();
+      {"total_iterations", total},
+      {"trace_from", o.warmup},
+      {"trace_count", o.trace_iterations}}.dump();
   std::vector<double> ping_ms;
   for (int i = 0; i < 5; ++i) {  // the real per-message cost of this transport, measured
     const auto t0 = Clock::now();
@@ -95,10 +99,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
 
   CommOptions co;
   co.rank = o.rank;
-  co.down_bps = o.link.down_bps;
-  co.up_bps = o.link.up_bps;
+  co.down_bps = o.kernel_shaped ? 0 : o.link.down_bps;  // 0: no pacing in the transport
+  co.up_bps = o.kernel_shaped ? 0 : o.link.up_bps;
   co.latency_ms = o.link.latency_ms;
   co.extra_overhead_ms = o.extra_overhead_ms;
+  co.transport_one_way_ms = median(ping_ms) / 2;
   co.timeout = o.timeout;
   Comm comm(conn, *model, co);
   model->set_observer(&comm);
@@ -111,10 +116,15 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   profile.batch = o.batch;
   profile.input = "1x" + std::to_string(train.rows) + "x" + std::to_string(train.cols);
   for (const auto& u : model->units()) profile.units.push_back({u.name, u.params, u.bytes(), 0, 0});
+  // Until the warm-up's transfers are fitted: the transport's own one-way time.
   plan::LinkProfile link = o.link;
   link.overhead_down_ms = link.overhead_up_ms = o.extra_overhead_ms + median(ping_ms) / 2;
-  plan::Plan plan = plan::make_plan("sequential", profile, link, o.planner);
+  result.transport_rtt_ms = median(ping_ms);
+  const plan::Plan warmup_plans[2] = {plan::make_plan("sequential", profile, link, o.planner),
+                                      plan::make_plan("layerwise", profile, link, o.planner)};
+  plan::Plan plan = warmup_plans[0];
   int plan_id = 0;
+  std::vector<plan::TransferSample> down_samples, up_samples;
   std::vector<std::vector<double>> fwd(static_cast<std::size_t>(n_units)),
       bwd(static_cast<std::size_t>(n_units));
 
@@ -130,6 +140,41 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         std::make_unique<data::Dataset>(data::load_fashion_mnist(o.data_dir, data::Split::kTest));
   std::vector<std::int64_t> order;
   std::unique_ptr<report::ProgressBar> bar;
+  // Live progress for a launcher's combined display (dynacomm train).
+  std::unique_ptr<report::RunFolder> status_dir;
+  if (!o.out_dir.empty()) status_dir = std::make_unique<report::RunFolder>(o.out_dir);
+  const std::string status_name = "status-worker" + std::to_string(o.rank) + ".json";
+  Clock::time_point last_status{};
+  std::int64_t total_up = 0, total_down = 0;
+  std::deque<std::pair<Clock::time_point, std::int64_t>> recent;  // for images/s
+  auto write_status = [&](const char* phase, bool force) {
+    if (!status_dir || result.iterations.empty()) return;
+    const auto now = Clock::now();
+    if (!force && now - last_status < std::chrono::milliseconds(500)) return;
+    last_status = now;
+    const IterationRecord& r = result.iterations.back();
+    double images_per_s = 0;
+    if (recent.size() >= 2)
+      images_per_s = static_cast<double>(recent.back().second - recent.front().second) * o.batch /
+                     std::max(1e-9, ms_between(recent.front().first, recent.back().first) / 1e3);
+    nlohmann::json acc = result.epoch_test_accuracy.empty()
+                             ? nlohmann::json(nullptr)
+                             : nlohmann::json(result.epoch_test_accuracy.back());
+    status_dir->write_json(status_name, {{"rank", o.rank},
+                                         {"phase", phase},
+                                         {"iteration", r.iteration + 1},
+                                         {"iterations", total},
+                                         {"epoch", r.epoch},
+                                         {"epochs", o.epochs},
+                                         {"loss", r.loss},
+                                         {"images_per_s", images_per_s},
+                                         {"bytes_up", total_up},
+                                         {"bytes_down", total_down},
+                                         {"plan_id", r.plan_id},
+                                         {"pull_segments", r.pull_segments},
+                                         {"push_segments", r.push_segments},
+                                         {"test_accuracy", acc}});
+  };
   model->train(true);
   Clock::time_point iteration_start{};
   for (std::int64_t it = 0; it < total; ++it) {
@@ -143,14 +188,34 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
             progress, "epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs),
             std::min(steps_per_epoch, total - it), o.interactive, "img");
     }
-    if (it == o.warmup && o.warmup > 0) {  // plan from what the warm-up measured
+    if (it == o.warmup) {  // plan from what the warm-up measured
       for (int u = 0; u < n_units; ++u) {
         profile.units[static_cast<std::size_t>(u)].forward_ms =
             median(fwd[static_cast<std::size_t>(u)]);
         profile.units[static_cast<std::size_t>(u)].backward_ms =
             median(bwd[static_cast<std::size_t>(u)]);
       }
+      result.measured_down = plan::fit_link(down_samples, o.link.down_bps);
+      result.measured_up = plan::fit_link(up_samples, o.link.up_bps);
+      // Plan for the link the transfers showed: the fitted line where the bandwidth could
+      // be fitted and is plausible (within 0.25x..1.5x of the given figure, which bounds
+      // the damage of a bad fit from few points), else the given bandwidth with the
+      // fitted overhead.
+      auto use = [](const plan::LinkFit& f, const std::vector<plan::TransferSample>& samples,
+                    double given, double& bps, double& overhead) {
+        if (f.bandwidth_fitted && f.bandwidth_bps > 0.25 * given && f.bandwidth_bps < 1.5 * given) {
+          bps = f.bandwidth_bps;
+          overhead = f.overhead_ms;
+        } else {
+          bps = given;
+          overhead = plan::fit_overhead(samples, given);
+        }
+      };
+      use(result.measured_down, down_samples, o.link.down_bps, link.down_bps,
+          link.overhead_down_ms);
+      use(result.measured_up, up_samples, o.link.up_bps, link.up_bps, link.overhead_up_ms);
       plan = plan::make_plan(o.scheduler, profile, link, o.planner);
+      result.planned_link = link;
       ++plan_id;
       result.plan = plan;
       result.profile = profile;
@@ -158,6 +223,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       result.predicted_sequential_ms =
           plan::simulate(profile, link, plan::make_plan("sequential", profile, link, o.planner));
     }
+    if (it < o.warmup) plan = warmup_plans[it % 2];
     const auto now = Clock::now();
     if (it > 0) result.iterations.back().ms = ms_between(iteration_start, now);
     iteration_start = now;
@@ -174,19 +240,25 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     const auto forward_end = Clock::now();
     loss.backward();
     comm.finish_iteration();
+    if (it < o.warmup) comm.wait_for_acks();  // every transfer timed before planning
     const double l = loss.item<double>();
     if (!std::isfinite(l))
       throw Error("worker " + std::to_string(o.rank) + ": training diverged at iteration " +
                   std::to_string(it) + " (loss " + std::to_string(l) + ")");
 
-    const auto link_events = comm.take_link_events();
     const bool traced = it >= o.warmup && it < o.warmup + o.trace_iterations;
-    if (traced) {
-      const std::string tag = " (it " + std::to_string(it) + ")";
-      for (const auto& e : link_events)
+    for (const auto& e : comm.take_link_events()) {
+      if (e.iteration < o.warmup)
+        (e.up ? up_samples : down_samples)
+            .push_back({static_cast<double>(e.bytes), e.service_ms, 1.0});
+      if (e.iteration >= o.warmup && e.iteration < o.warmup + o.trace_iterations)
         trace.add_event(pid, e.up ? report::ChromeTrace::kUplink : report::ChromeTrace::kDownlink,
-                        (e.up ? "push " : "pull ") + std::to_string(e.segment) + tag,
-                        e.up ? "push" : "pull", since_boot_ms(e.start), since_boot_ms(e.end));
+                        (e.up ? "push " : "pull ") + std::to_string(e.segment) + " (it " +
+                            std::to_string(e.iteration) + ")",
+                        e.up ? "push" : "pull", since_boot_ms(e.start), since_boot_ms(e.end),
+                        {{"bytes", e.bytes},
+                         {"link_busy_ms", e.service_ms},
+                         {"held_at_ps_ms", e.held_ms}});
     }
     // Compute-only times: from a unit's gate opening to the next unit's gate being reached.
     if (it < o.warmup || traced) {
@@ -221,6 +293,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     r.pull_segments = plan.pull.size();
     r.push_segments = plan.push.size();
     result.iterations.push_back(r);
+    total_up += r.bytes_up;
+    total_down += r.bytes_down;
+    recent.emplace_back(Clock::now(), it + 1);
+    if (recent.size() > 20) recent.pop_front();
+    write_status(it < o.warmup ? "warm-up" : "training", false);
     if (bar) {
       char status[96];
       std::snprintf(status, sizeof status, "loss %.4f  %zu/%zu segments", l, plan.pull.size(),
@@ -233,6 +310,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     if (epoch_end && o.rank == 0) {
       train::Evaluation ev = train::evaluate(*model, *test, o.test_samples, 256);
       result.epoch_test_accuracy.push_back(ev.accuracy);
+      write_status("training", true);
       if (bar) {
         char s[64];
         std::snprintf(s, sizeof s, "test acc %.2f%% (before the last update)", 100 * ev.accuracy);
@@ -253,6 +331,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       bar->finish(s);
     }
   }
+  write_status("done", true);
   comm.shutdown();
   model->set_observer(nullptr);
   if (!o.out_dir.empty())

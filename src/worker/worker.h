@@ -11,10 +11,12 @@
 // bucket at the given bandwidth and delayed by the one-way latency, on top of real TCP on
 // loopback. This is emulation, not a kernel-shaped link.
 //
-// Planning: the first `warmup` iterations run the `sequential` plan and measure every
-// unit's forward/backward time and the per-transmission overhead; then the chosen
-// scheduler plans from those measurements and the link, and the plan is swapped at that
-// iteration boundary.
+// Planning: the first `warmup` iterations measure every unit's forward/backward time and
+// every transfer; they alternate the `sequential` plan (one segment per direction) and the
+// `layerwise` one (one per unit), so transfers of very different sizes are seen and the
+// link's per-transmission overhead (and bandwidth) can be fitted (plan/link_fit.h). Then
+// the chosen scheduler plans from those measurements, with the given bandwidths and the
+// measured overheads, and the plan is swapped at that iteration boundary.
 #pragma once
 
 #include <chrono>
@@ -25,6 +27,7 @@
 
 #include "data/partition.h"
 #include "optim/sgd.h"
+#include "plan/link_fit.h"
 #include "plan/planner.h"
 #include "plan/profile.h"
 
@@ -47,10 +50,14 @@ struct WorkerOptions {
   plan::PlannerOptions planner;
   plan::LinkProfile link{20e6, 20e6, 0, 0, 0};  // emulated link; overheads are measured
   double extra_overhead_ms = 0;                 // injected per message, for what-if studies
+  bool kernel_shaped = false;  // the kernel paces the link (netns + tbf): the transport
+                               // adds only the latency; `link` is still what is planned for
   int warmup = 2;                               // iterations with the sequential plan
   std::chrono::milliseconds timeout{60000};     // every wait on the PS
   std::string out_dir;                          // rank 0: metrics.csv, weights.bin, ...;
-                                                // every rank: trace-worker<R>.json
+                                                // every rank: trace-worker<R>.json and
+                                                // status-worker<R>.json (live progress,
+                                                // rewritten at most twice a second)
   int trace_iterations = 5;                     // iterations after warm-up in the trace
   bool interactive = false;
 
@@ -75,6 +82,9 @@ struct WorkerResult {
   plan::ModelProfile profile;               // measured during warm-up
   double predicted_ms = 0, predicted_sequential_ms = 0;
   double median_iteration_ms = 0;
+  plan::LinkFit measured_down, measured_up;  // fitted from the warm-up's transfers
+  double transport_rtt_ms = 0;               // hello round trip, outside the emulation
+  plan::LinkProfile planned_link;            // what the plan was made for
 };
 
 // Joins the job (hello; rank 0 also sends the initial parameters), trains, and says
