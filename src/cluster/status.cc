@@ -1,0 +1,84 @@
+#include "cluster/status.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+namespace dynacomm::cluster {
+
+std::vector<nlohmann::json> read_statuses(const std::string& run_dir, int workers) {
+  std::vector<nlohmann::json> out;
+  for (int r = 0; r < workers; ++r) {
+    std::ifstream in(run_dir + "/status-worker" + std::to_string(r) + ".json");
+    nlohmann::json j = in ? nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false)
+                          : nlohmann::json();
+    out.push_back(j.is_object() ? j : nlohmann::json());
+  }
+  return out;
+}
+
+namespace {
+template <typename T>
+T field(const nlohmann::json& j, const char* key, T fallback) {
+  if (!j.is_object() || !j.contains(key)) return fallback;
+  const nlohmann::json& v = j[key];
+  if constexpr (std::is_same_v<T, std::string>) {
+    return v.is_string() ? v.get<std::string>() : fallback;
+  } else {
+    return v.is_number() ? v.get<T>() : fallback;
+  }
+}
+}  // namespace
+
+std::string render_status(const std::vector<nlohmann::json>& statuses) {
+  std::int64_t it = -1, total = 0;
+  int epoch = 0, epochs = 0;
+  double rate = 0, up = 0, down = 0;
+  std::string losses, phase;
+  int reporting = 0;
+  for (const nlohmann::json& s : statuses) {
+    if (!s.is_object()) continue;
+    ++reporting;
+    const std::int64_t i = field<std::int64_t>(s, "iteration", 0);
+    if (it < 0 || i < it) {
+      it = i;
+      epoch = field<int>(s, "epoch", 0);
+    }
+    total = std::max(total, field<std::int64_t>(s, "iterations", 0));
+    epochs = std::max(epochs, field<int>(s, "epochs", 0));
+    rate += field<double>(s, "images_per_s", 0);
+    up += field<double>(s, "bytes_up", 0);
+    down += field<double>(s, "bytes_down", 0);
+    char l[24];
+    std::snprintf(l, sizeof l, "%s%.3f", losses.empty() ? "" : " ", field<double>(s, "loss", 0));
+    losses += l;
+    const std::string p = field<std::string>(s, "phase", "");
+    if (phase.empty() || p == "warm-up") phase = p;
+  }
+  if (reporting == 0) return "waiting for the workers to start";
+  char line[320];
+  int n = std::snprintf(line, sizeof line,
+                        "it %lld/%lld  epoch %d/%d  loss %s  %.0f img/s  up %.1f MB  down %.1f MB",
+                        static_cast<long long>(it), static_cast<long long>(total), epoch, epochs,
+                        losses.c_str(), rate, up / 1e6, down / 1e6);
+  std::string out(line, static_cast<std::size_t>(std::max(0, std::min<int>(n, sizeof line - 1))));
+  const nlohmann::json& first = statuses.empty() ? nlohmann::json() : statuses[0];
+  if (first.is_object()) {
+    std::snprintf(line, sizeof line, "  plan %lld pull + %lld push segments",
+                  static_cast<long long>(field<std::int64_t>(first, "pull_segments", 0)),
+                  static_cast<long long>(field<std::int64_t>(first, "push_segments", 0)));
+    out += line;
+    if (phase == "warm-up") out += " (warm-up)";
+    if (first.contains("test_accuracy") && first["test_accuracy"].is_number()) {
+      std::snprintf(line, sizeof line, "  test acc %.2f%%",
+                    100 * first["test_accuracy"].get<double>());
+      out += line;
+    }
+  }
+  if (reporting < static_cast<int>(statuses.size()))
+    out += "  (" + std::to_string(static_cast<int>(statuses.size()) - reporting) +
+           " worker(s) not reporting yet)";
+  return out;
+}
+
+}  // namespace dynacomm::cluster

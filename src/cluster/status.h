@@ -1,0 +1,26 @@
+// The launcher's combined progress display: every worker rewrites
+// status-worker<R>.json in the run folder (worker/worker.h); the launcher reads them all
+// and shows one line for the whole cluster.
+//
+//   std::vector<nlohmann::json> s = read_statuses(run_dir, workers);   // missing: null
+//   std::cerr << "\r" << render_status(s);
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace dynacomm::cluster {
+
+// One entry per rank; null where a worker has not written its status yet, or where the
+// file cannot be read or parsed (it is rewritten atomically, so that is only a race at
+// start-up or a foreign file, never a reason to fail).
+std::vector<nlohmann::json> read_statuses(const std::string& run_dir, int workers);
+
+// "it 120/469  epoch 1/1  loss 0.612 0.598  412 img/s  up 402.1 MB  down 402.1 MB
+//  plan 3 pull + 3 push segments  test acc 85.12%" - iteration and epoch of the slowest
+// worker, the loss of each, the sum of the rates and bytes, the plan of rank 0, and the
+// latest test accuracy (rank 0). "waiting for workers" before any status exists.
+std::string render_status(const std::vector<nlohmann::json>& statuses);
+
+}  // namespace dynacomm::cluster

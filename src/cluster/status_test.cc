@@ -1,0 +1,54 @@
+#include "cluster/status.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace dynacomm::cluster {
+namespace {
+
+nlohmann::json status(int rank, std::int64_t it, double loss, double rate) {
+  return {{"rank", rank},          {"phase", "training"},   {"iteration", it},
+          {"iterations", 469},     {"epoch", 1},            {"epochs", 2},
+          {"loss", loss},          {"images_per_s", rate},  {"bytes_up", 1.5e6},
+          {"bytes_down", 2.5e6},   {"pull_segments", 3},    {"push_segments", 2},
+          {"test_accuracy", nullptr}};
+}
+
+TEST(ClusterStatus, CombinesAllWorkers) {
+  std::vector<nlohmann::json> s = {status(0, 120, 0.6123, 200), status(1, 118, 0.5981, 210)};
+  EXPECT_EQ(render_status(s),
+            "it 118/469  epoch 1/2  loss 0.612 0.598  410 img/s  up 3.0 MB  down 5.0 MB  plan 3 "
+            "pull + 2 push segments");
+  s[0]["test_accuracy"] = 0.8512;
+  s[0]["phase"] = "warm-up";
+  EXPECT_EQ(render_status(s),
+            "it 118/469  epoch 1/2  loss 0.612 0.598  410 img/s  up 3.0 MB  down 5.0 MB  plan 3 "
+            "pull + 2 push segments (warm-up)  test acc 85.12%");
+}
+
+TEST(ClusterStatus, MissingOrGarbledStatusesAreNotFatal) {
+  EXPECT_EQ(render_status({nullptr, nullptr}), "waiting for the workers to start");
+  std::vector<nlohmann::json> s = {nullptr, status(1, 5, 1.0, 10)};
+  s[1]["loss"] = "not a number";
+  EXPECT_EQ(render_status(s),
+            "it 5/469  epoch 1/2  loss 0.000  10 img/s  up 1.5 MB  down 2.5 MB  (1 worker(s) not "
+            "reporting yet)");
+
+  char dir[] = "/tmp/dynacomm-status-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  std::ofstream(std::string(dir) + "/status-worker0.json") << status(0, 7, 0.5, 1).dump();
+  std::ofstream(std::string(dir) + "/status-worker1.json") << "{\"trunc";
+  std::vector<nlohmann::json> read = read_statuses(dir, 3);
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[0]["iteration"], 7);
+  EXPECT_TRUE(read[1].is_null());
+  EXPECT_TRUE(read[2].is_null());
+  std::remove((std::string(dir) + "/status-worker0.json").c_str());
+  std::remove((std::string(dir) + "/status-worker1.json").c_str());
+  ::rmdir(dir);
+}
+
+}  // namespace
+}  // namespace dynacomm::cluster
