@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "base/error.h"
 #include "plan/quantity.h"
 
 namespace dynacomm::cli {
@@ -51,7 +52,14 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
       ->capture_default_str();
   cmd->add_option("--extra-overhead", extra_overhead, "Injected cost per message (what-if studies)")
       ->capture_default_str();
-  cmd->add_option("--warmup", warmup, "Iterations with the sequential plan, measuring compute")
+  cmd->add_option("--warmup", warmup,
+                  "Warm-up iterations (sequential and layerwise plans in turn) measuring compute "
+                  "and transfers; the scheduler plans after them (>= 1)")
+      ->capture_default_str();
+  cmd->add_option("--net", net,
+                  "user: links emulated in user space (token bucket + latency); netns: shaped "
+                  "by the kernel (tbf) in network namespaces, latency still added in the "
+                  "transport (needs root)")
       ->capture_default_str();
 }
 
@@ -76,7 +84,8 @@ std::vector<std::string> JobFlags::worker_args() const {
                                    "--down",           down,
                                    "--latency",        latency,
                                    "--extra-overhead", extra_overhead,
-                                   "--warmup",         std::to_string(warmup)};
+                                   "--warmup",         std::to_string(warmup),
+                                   "--net",            net};
   a.insert(a.end(), more.begin(), more.end());
   if (!up.empty()) a.insert(a.end(), {"--up", up});
   if (!data_dir.empty()) a.insert(a.end(), {"--data-dir", data_dir});
@@ -121,6 +130,9 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.link.latency_ms = plan::parse_duration_ms(latency);
   o.extra_overhead_ms = plan::parse_duration_ms(extra_overhead);
   o.warmup = warmup;
+  if (net != "user" && net != "netns")
+    throw InvalidInput("--net '" + net + "': expected user or netns");
+  o.kernel_shaped = net == "netns";
   o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
   return o;
 }

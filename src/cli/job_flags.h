@@ -15,7 +15,7 @@ namespace dynacomm::cli {
 struct JobFlags {
   std::string model = "cnn";
   int workers = 2;
-  int batch = 64;
+  int batch = 32;
   int epochs = 1;
   std::int64_t iterations = 0;
   std::uint64_t seed = 1;
@@ -24,8 +24,9 @@ struct JobFlags {
   int shards = 2;
   std::int64_t train_samples = 0, test_samples = 0;
   std::string scheduler = "dynacomm";
-  std::string down = "100mbit", up, latency = "10ms", extra_overhead = "0ms";
+  std::string down = "500mbit", up, latency = "10ms", extra_overhead = "0ms";
   int warmup = 2;
+  std::string net = "user";  // user: shaped in the transport; netns: by tbf in namespaces
   double lr = 0.05, momentum = 0.9, weight_decay = 5e-4;
   std::string lr_schedule = "cosine";
   double timeout_s = 60;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -16,6 +17,8 @@
 #include "cli/commands.h"
 #include "cli/job_flags.h"
 #include "cluster/local_cluster.h"
+#include "cluster/netns.h"
+#include "cluster/status.h"
 #include "report/run_folder.h"
 #include "train/local_training.h"
 
@@ -66,13 +69,17 @@ void run_local(const TrainFlags& f) {
   std::printf("results in %s\n", o.out_dir.c_str());
 }
 
-// One Chrome trace for the run: every worker's events on the shared monotonic clock,
+// One Chrome trace for the run: every worker's and the PS's events on the shared
+// monotonic clock,
 // shifted so the first event is at 0.
 void merge_traces(const report::RunFolder& run, int workers) {
   nlohmann::json events = nlohmann::json::array();
   double t0 = -1;
-  for (int r = 0; r < workers; ++r) {
-    std::ifstream in(run.file("trace-worker" + std::to_string(r) + ".json"));
+  std::vector<std::string> parts;
+  for (int r = 0; r < workers; ++r) parts.push_back("trace-worker" + std::to_string(r) + ".json");
+  parts.push_back("trace-ps.json");
+  for (const std::string& name : parts) {
+    std::ifstream in(run.file(name));
     if (!in) continue;
     nlohmann::json part = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (!part.is_object() || !part.contains("traceEvents")) continue;
@@ -80,7 +87,7 @@ void merge_traces(const report::RunFolder& run, int workers) {
       if (e.contains("ts") && (t0 < 0 || e["ts"].get<double>() < t0)) t0 = e["ts"].get<double>();
       events.push_back(e);
     }
-    std::remove(run.file("trace-worker" + std::to_string(r) + ".json").c_str());
+    std::remove(run.file(name).c_str());
   }
   for (auto& e : events)
     if (e.contains("ts")) e["ts"] = e["ts"].get<double>() - t0;
@@ -116,7 +123,7 @@ void run_cluster(const TrainFlags& f) {
   const int threads = f.threads > 0 ? f.threads : std::max(1, cores / j.workers);
   std::fprintf(stderr,
                "dynacomm: 1 PS + %d workers on this machine, model %s, scheduler %s, "
-               "emulated links %s down / %s up, %s latency; results in %s\n",
+               "links %s down / %s up, %s latency; results in %s\n",
                j.workers, j.model.c_str(), j.scheduler.c_str(), j.down.c_str(),
                (j.up.empty() ? j.down : j.up).c_str(), j.latency.c_str(), run_dir.c_str());
   for (int r = 0; r < j.workers; ++r) {
@@ -126,16 +133,62 @@ void run_cluster(const TrainFlags& f) {
                    w.down.c_str(), w.up.c_str(), w.latency.c_str());
   }
   cluster::install_interrupt_handler();
+  // --net netns: the PS and each worker in their own network namespace, the links shaped
+  // by tbf; removed again when this function leaves, however it leaves.
+  std::unique_ptr<cluster::NetnsTopology> topology;
+  if (j.net == "netns") {
+    std::vector<cluster::EdgeLinkRates> rates;
+    for (const JobFlags& w : per_worker) {
+      const worker::WorkerOptions wo = w.worker_options();
+      rates.push_back({wo.link.down_bps, wo.link.up_bps});
+    }
+    topology = std::make_unique<cluster::NetnsTopology>(j.workers, rates);
+    std::fprintf(stderr, "dynacomm: network namespaces %s-*: links shaped by tbf, latency added "
+                 "in the transport\n", topology->prefix().c_str());
+  }
   cluster::LocalCluster c(self_exe(), run_dir, std::chrono::seconds(30));
-  const std::string endpoint = c.start_ps(j.optimizer_args());
+  std::vector<std::string> ps_args = j.optimizer_args();
+  ps_args.insert(ps_args.end(), {"--trace", run.file("trace-ps.json")});
+  const std::string endpoint =
+      topology ? c.start_ps(ps_args, topology->ps_namespace(), "tcp://0.0.0.0:0")
+               : c.start_ps(ps_args);
+  const std::string port = endpoint.substr(endpoint.rfind(':'));
   for (int r = 0; r < j.workers; ++r) {
     std::vector<std::string> args = per_worker[static_cast<std::size_t>(r)].worker_args();
-    args.insert(args.end(), {"--ps", endpoint, "--threads", std::to_string(threads)});
+    const std::string ps =
+        topology ? "tcp://" + cluster::NetnsTopology::ps_address(r) + port : endpoint;
+    args.insert(args.end(), {"--ps", ps, "--threads", std::to_string(threads)});
     args.insert(args.end(), {"--out", run_dir});
-    c.start_worker(r, args, /*show_output=*/r == 0);
+    c.start_worker(r, args, /*show_output=*/false,  // logs: run_dir/worker-R.log
+                   topology ? topology->worker_namespace(r) : "");
   }
-  c.wait();
+  // One display for the whole cluster: redrawn in place on a terminal, a line every 30 s
+  // elsewhere.
+  const bool interactive = ::isatty(STDERR_FILENO);
+  auto last_line = std::chrono::steady_clock::now();
+  std::size_t drawn = 0;
+  auto show = [&](bool final) {
+    const std::string line = cluster::render_status(cluster::read_statuses(run_dir, j.workers));
+    if (interactive) {
+      std::fprintf(stderr, "\r%s%s", line.c_str(),
+                   std::string(drawn > line.size() ? drawn - line.size() : 0, ' ').c_str());
+      drawn = line.size();
+      if (final) std::fprintf(stderr, "\n");
+    } else if (final || std::chrono::steady_clock::now() - last_line > std::chrono::seconds(30)) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      last_line = std::chrono::steady_clock::now();
+    }
+  };
+  try {
+    c.wait([&] { show(false); });
+  } catch (...) {
+    if (interactive && drawn) std::fprintf(stderr, "\n");
+    throw;
+  }
+  show(true);
   merge_traces(run, j.workers);
+  for (int r = 0; r < j.workers; ++r)
+    std::remove(run.file("status-worker" + std::to_string(r) + ".json").c_str());
 
   std::ifstream in(run.file("summary.json"));
   nlohmann::json s = nlohmann::json::parse(in);
@@ -146,8 +199,8 @@ void run_cluster(const TrainFlags& f) {
               static_cast<long long>(s["iterations"].get<std::int64_t>()));
   std::printf(
       "median iteration %.1f ms with %s (predicted %.1f ms); sequential would take %.1f ms "
-      "(predicted), %.2fx\n",
-      median, j.scheduler.c_str(), pred, seq, median > 0 ? seq / median : 0.0);
+      "(predicted): the plan is predicted %.2fx faster\n",
+      median, j.scheduler.c_str(), pred, seq, pred > 0 ? seq / pred : 0.0);
   std::printf("results in %s\n", run_dir.c_str());
 }
 

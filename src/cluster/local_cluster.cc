@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "cluster/netns.h"
 
 namespace dynacomm::cluster {
 
@@ -48,7 +49,8 @@ LocalCluster::LocalCluster(std::string exe, std::string run_dir,
 
 LocalCluster::~LocalCluster() { stop_all(SIGKILL); }
 
-pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::string& log) {
+pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::string& log,
+                          const std::string& netns) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -64,6 +66,14 @@ pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::strin
         ::close(fd);
       }
     }
+    if (!netns.empty()) {
+      try {
+        enter_namespace(netns);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        ::_exit(126);
+      }
+    }
     ::execv(exe_.c_str(), args.data());
     std::fprintf(stderr, "cannot run %s: %s\n", exe_.c_str(), std::strerror(errno));
     ::_exit(127);
@@ -71,14 +81,14 @@ pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::strin
   return pid;
 }
 
-std::string LocalCluster::start_ps(std::vector<std::string> args) {
+std::string LocalCluster::start_ps(std::vector<std::string> args, const std::string& netns,
+                                   const std::string& listen) {
   const std::string endpoint_file = run_dir_ + "/ps.endpoint";
   ::unlink(endpoint_file.c_str());
-  std::vector<std::string> argv{
-      exe_, "ps", "--listen", "tcp://127.0.0.1:0", "--endpoint-file", endpoint_file};
+  std::vector<std::string> argv{exe_, "ps", "--listen", listen, "--endpoint-file", endpoint_file};
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string log = run_dir_ + "/ps.log";
-  children_.push_back({"the PS", log, spawn(argv, log)});
+  children_.push_back({"the PS", log, spawn(argv, log, netns)});
   const auto deadline = std::chrono::steady_clock::now() + start_timeout_;
   while (std::chrono::steady_clock::now() < deadline) {
     std::ifstream in(endpoint_file);
@@ -95,12 +105,13 @@ std::string LocalCluster::start_ps(std::vector<std::string> args) {
                 std::to_string(start_timeout_.count()) + " ms; see " + log);
 }
 
-void LocalCluster::start_worker(int rank, std::vector<std::string> args, bool show_output) {
+void LocalCluster::start_worker(int rank, std::vector<std::string> args, bool show_output,
+                                const std::string& netns) {
   std::vector<std::string> argv{exe_, "worker", "--rank", std::to_string(rank)};
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string log = run_dir_ + "/worker-" + std::to_string(rank) + ".log";
   children_.push_back({"worker " + std::to_string(rank), show_output ? "" : log,
-                       spawn(argv, show_output ? "" : log)});
+                       spawn(argv, show_output ? "" : log, netns)});
 }
 
 void LocalCluster::stop_all(int signal) {
@@ -114,9 +125,14 @@ void LocalCluster::stop_all(int signal) {
       }
 }
 
-void LocalCluster::wait() {
+void LocalCluster::wait(const std::function<void()>& tick, std::chrono::milliseconds period) {
   std::size_t running = children_.size();
+  auto next_tick = std::chrono::steady_clock::now();
   while (running > 0) {
+    if (tick && std::chrono::steady_clock::now() >= next_tick) {
+      tick();
+      next_tick = std::chrono::steady_clock::now() + period;
+    }
     if (g_interrupted) {
       stop_all(SIGTERM);
       std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,13 +22,17 @@ class LocalCluster {
   LocalCluster(std::string exe, std::string run_dir, std::chrono::milliseconds start_timeout);
   ~LocalCluster();  // kills whatever still runs
 
-  // Starts `exe ps ARGS --listen tcp://127.0.0.1:0 --endpoint-file F` and returns the
-  // endpoint it bound (a free port chosen by the OS).
-  std::string start_ps(std::vector<std::string> args);
-  void start_worker(int rank, std::vector<std::string> args, bool show_output);
-  // Waits for every child. The first to fail stops the rest; throws Error with its name,
-  // exit status and the last lines of its log.
-  void wait();
+  // Starts `exe ps ARGS --listen LISTEN --endpoint-file F` (in network namespace `netns`
+  // when given) and returns the endpoint it bound (a free port chosen by the OS).
+  std::string start_ps(std::vector<std::string> args, const std::string& netns = "",
+                       const std::string& listen = "tcp://127.0.0.1:0");
+  void start_worker(int rank, std::vector<std::string> args, bool show_output,
+                    const std::string& netns = "");
+  // Waits for every child, calling `tick` about every `period` meanwhile (a progress
+  // display). The first to fail stops the rest; throws Error with its name, exit status
+  // and the last lines of its log.
+  void wait(const std::function<void()>& tick = {},
+            std::chrono::milliseconds period = std::chrono::milliseconds(500));
   void stop_all(int signal);
 
  private:
@@ -36,7 +41,8 @@ class LocalCluster {
     pid_t pid;
     bool done = false;
   };
-  pid_t spawn(const std::vector<std::string>& argv, const std::string& log);
+  pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
+              const std::string& netns);
   std::string exe_, run_dir_;
   std::chrono::milliseconds start_timeout_;
   std::vector<Child> children_;

@@ -1,0 +1,66 @@
+// Kernel-shaped edge links: a small topology of Linux network namespaces, one for the PS
+// ("cloud") and one per worker ("edge"), each worker joined to the PS namespace by its own
+// veth pair, with a tbf qdisc on each end shaping that worker's downlink (PS side) and
+// uplink (worker side). tbf paces bandwidth only: netem is not available on these
+// machines, so the one-way latency is still added in the transport (net/shaper.h with no
+// rate limit), and the docs say so.
+//
+//   NetnsTopology net(2, {{100e6, 100e6}, {100e6, 20e6}});   // needs root; throws Error
+//   net.ps_namespace();          // "dc1f2e3-ps": run the PS there (enter_namespace)
+//   net.worker_namespace(1);     // "dc1f2e3-w1"
+//   net.ps_address(1);           // "10.213.1.1": worker 1 reaches the PS here
+//   net.set_rates(1, 50e6, 10e6); // tc qdisc change, live
+//   // destructor: namespaces, links and qdiscs are gone, also after an exception
+//
+// Names carry a per-run prefix made of the launcher's pid ("dc" + hex), so two runs never
+// collide; at construction, leftovers of earlier runs whose launcher no longer exists are
+// detected and removed. Addresses: worker r's pair is 10.213.r.1 (PS) / 10.213.r.2
+// (worker), each pair alone in its namespaces, so runs can reuse them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dynacomm::cluster {
+
+struct EdgeLinkRates {
+  double down_bps = 0, up_bps = 0;
+};
+
+class NetnsTopology {
+ public:
+  NetnsTopology(int workers, const std::vector<EdgeLinkRates>& rates);
+  ~NetnsTopology();
+  NetnsTopology(const NetnsTopology&) = delete;
+  NetnsTopology& operator=(const NetnsTopology&) = delete;
+
+  const std::string& prefix() const { return prefix_; }
+  std::string ps_namespace() const { return prefix_ + "-ps"; }
+  std::string worker_namespace(int rank) const { return prefix_ + "-w" + std::to_string(rank); }
+  static std::string ps_address(int rank) { return "10.213." + std::to_string(rank) + ".1"; }
+  static std::string worker_address(int rank) { return "10.213." + std::to_string(rank) + ".2"; }
+
+  // Changes worker `rank`'s tbf rates in place (tc qdisc change).
+  void set_rates(int rank, double down_bps, double up_bps);
+  // Removes everything now (also done by the destructor); never throws.
+  void destroy() noexcept;
+
+  // Why --net netns cannot run here ("" when it can): not root, no `ip`/`tc`.
+  static std::string unavailable_reason();
+  // Removes namespaces left by runs whose launcher is gone; returns how many.
+  static int clean_leftovers();
+
+ private:
+  std::string prefix_;
+  int workers_;
+  std::vector<std::string> created_;  // namespaces, for destroy()
+};
+
+// Moves the calling thread (use it in a freshly forked child) into a named namespace.
+// Throws Error naming the namespace on failure.
+void enter_namespace(const std::string& name);
+
+// tbf parameters for a rate, as `tc` arguments: rate, burst, latency.
+std::vector<std::string> tbf_args(double bps);
+
+}  // namespace dynacomm::cluster

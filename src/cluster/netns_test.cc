@@ -1,0 +1,157 @@
+// Kernel-shaped links (label netns): real namespaces, veth pairs and tbf qdiscs. They need
+// root and skip, saying why, elsewhere; CI runs as root.
+#include "cluster/netns.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "base/error.h"
+#include "data/fashion_mnist.h"
+
+namespace dynacomm::cluster {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string namespaces() {
+  std::string out;
+  FILE* p = ::popen("ip netns list 2>/dev/null", "r");
+  if (!p) return out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  ::pclose(p);
+  return out;
+}
+
+class Netns : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = NetnsTopology::unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+// Sends `bytes` over TCP from namespace `from` to `to` (listening at `address`), each side
+// a forked child; returns the receiver's seconds from connect to the last byte.
+double timed_transfer(const std::string& from, const std::string& to, const std::string& address,
+                      std::size_t bytes) {
+  int ready[2], result[2];
+  if (::pipe(ready) != 0 || ::pipe(result) != 0) throw Error("pipe failed");
+  const pid_t receiver = ::fork();
+  if (receiver == 0) {
+    enter_namespace(to);
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(47011);
+    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+    const int one = 1;
+    ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(s, 1) != 0)
+      ::_exit(2);
+    char go = 1;
+    if (::write(ready[1], &go, 1) != 1) ::_exit(3);
+    const int c = ::accept(s, nullptr, nullptr);
+    const auto start = Clock::now();
+    std::vector<char> buf(1 << 16);
+    std::size_t got = 0;
+    for (ssize_t n; got < bytes && (n = ::read(c, buf.data(), buf.size())) > 0;)
+      got += static_cast<std::size_t>(n);
+    double seconds = got == bytes ? std::chrono::duration<double>(Clock::now() - start).count() : -1;
+    if (::write(result[1], &seconds, sizeof seconds) != sizeof seconds) ::_exit(4);
+    ::_exit(0);
+  }
+  char go;
+  if (::read(ready[0], &go, 1) != 1) throw Error("the receiver did not start");
+  const pid_t sender = ::fork();
+  if (sender == 0) {
+    enter_namespace(from);
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(47011);
+    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+    if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) ::_exit(2);
+    std::vector<char> data(bytes, 'x');
+    std::size_t sent = 0;
+    for (ssize_t n; sent < bytes && (n = ::write(s, data.data() + sent, bytes - sent)) > 0;)
+      sent += static_cast<std::size_t>(n);
+    ::close(s);
+    ::_exit(sent == bytes ? 0 : 3);
+  }
+  double seconds = -1;
+  if (::read(result[0], &seconds, sizeof seconds) != sizeof seconds) seconds = -1;
+  ::waitpid(sender, nullptr, 0);
+  ::waitpid(receiver, nullptr, 0);
+  for (int fd : {ready[0], ready[1], result[0], result[1]}) ::close(fd);
+  return seconds;
+}
+
+TEST_F(Netns, TenMegabytesOverTwentyMbitTbfTakeFourSeconds) {
+  NetnsTopology net(1, {{20e6, 20e6}});
+  const double down = timed_transfer(net.ps_namespace(), net.worker_namespace(0),
+                                     NetnsTopology::worker_address(0), 10'000'000);
+  EXPECT_NEAR(down, 4.0, 0.4) << "10 MB PS -> worker over a 20 Mbit/s tbf link";
+  const double up = timed_transfer(net.worker_namespace(0), net.ps_namespace(),
+                                   NetnsTopology::ps_address(0), 10'000'000);
+  EXPECT_NEAR(up, 4.0, 0.4) << "10 MB worker -> PS over a 20 Mbit/s tbf link";
+  net.set_rates(0, 40e6, 40e6);  // live change: twice as fast
+  const double faster = timed_transfer(net.ps_namespace(), net.worker_namespace(0),
+                                       NetnsTopology::worker_address(0), 10'000'000);
+  EXPECT_NEAR(faster, 2.0, 0.2);
+}
+
+TEST_F(Netns, RemovesEverythingAndCleansLeftovers) {
+  std::string prefix;
+  {
+    NetnsTopology net(2, {{50e6, 10e6}, {50e6, 10e6}});
+    prefix = net.prefix();
+    EXPECT_NE(namespaces().find(prefix + "-w1"), std::string::npos);
+  }
+  EXPECT_EQ(namespaces().find(prefix + "-"), std::string::npos) << namespaces();
+  // A run killed before it could clean up: its launcher pid no longer exists.
+  const std::string stale = "dc3ffffe-ps";
+  ASSERT_NE(::kill(0x3ffffe, 0), 0);
+  ASSERT_EQ(std::system(("ip netns add " + stale).c_str()), 0);
+  EXPECT_GE(NetnsTopology::clean_leftovers(), 1);
+  EXPECT_EQ(namespaces().find(stale), std::string::npos);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The whole product over kernel-shaped links: the same weights as over emulated ones.
+TEST_F(Netns, TrainOverNamespacesLearnsTheSameWeights) {
+  struct stat st;
+  if (::stat(data::default_fashion_mnist_dir().c_str(), &st) != 0)
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const std::string dir = ::testing::TempDir() + "dynacomm_netns_" + std::to_string(::getpid());
+  const std::string common = std::string(DYNACOMM_EXE) +
+                             " train --iterations 4 --batch 32 --train-samples 1000"
+                             " --test-samples 100 --down 200mbit --latency 2ms --threads 1";
+  ASSERT_EQ(std::system((common + " --net netns --out " + dir + "/k > " + dir + ".k.log 2>&1")
+                            .c_str()),
+            0)
+      << read_file(dir + ".k.log");
+  ASSERT_EQ(std::system((common + " --out " + dir + "/u > " + dir + ".u.log 2>&1").c_str()), 0)
+      << read_file(dir + ".u.log");
+  EXPECT_TRUE(read_file(dir + "/k/weights.bin") == read_file(dir + "/u/weights.bin"));
+  EXPECT_NE(read_file(dir + "/k/summary.json").find("kernel tbf"), std::string::npos);
+  EXPECT_EQ(namespaces().find("dc"), std::string::npos) << namespaces();
+  std::system(("rm -rf '" + dir + "' '" + dir + ".k.log' '" + dir + ".u.log'").c_str());
+}
+
+}  // namespace
+}  // namespace dynacomm::cluster
