@@ -11,6 +11,8 @@ packages=(
   libzmq3-dev cppzmq-dev
   libtorch-dev
   dataset-fashion-mnist
+  iproute2 procps      # --net netns: ip, tc, sysctl
+  python3-torch        # the PyTorch DDP peer of dynacomm bench (bench/peers/ddp.py)
 )
 
 missing=()

@@ -120,6 +120,12 @@ void add_worker_command(CLI::App& app) {
                   rows);
     run.write_floats("weights.bin", r.final_weights);
     nlohmann::json plan = plan::to_json(r.plan);
+    nlohmann::json plans = nlohmann::json::array();
+    for (const auto& p : r.plans)
+      plans.push_back({{"id", p.id},
+                       {"scheduler", p.scheduler},
+                       {"predicted_ms", p.predicted_ms},
+                       {"plan", plan::to_json(p.plan)}});
     run.write_json("summary.json",
                    {{"mode", "cluster"},
                     {"scheduler", f->job.scheduler},
@@ -150,6 +156,9 @@ void add_worker_command(CLI::App& app) {
                       {"down", link_fit_json(r.measured_down)},
                       {"up", link_fit_json(r.measured_up)}}},
                     {"plan", plan},
+                    {"plans", plans},
+                    {"ideal_ms", r.ideal_ms},
+                    {"device_slowdown", f->job.device_slowdown},
                     {"profile", plan::to_json(r.profile)},
                     {"weights", "weights.bin: float32 little-endian, units in order"}});
   });

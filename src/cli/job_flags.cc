@@ -1,6 +1,7 @@
 #include "cli/job_flags.h"
 
 #include <cstdio>
+#include <sstream>
 
 #include "base/error.h"
 #include "plan/quantity.h"
@@ -61,6 +62,16 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
                   "by the kernel (tbf) in network namespaces, latency still added in the "
                   "transport (needs root)")
       ->capture_default_str();
+  cmd->add_option("--device-slowdown", device_slowdown,
+                  "Emulation: stretch every unit's compute by this factor (>= 1) to mimic a "
+                  "slower edge device")
+      ->capture_default_str();
+  cmd->add_option("--rotation", rotation,
+                  "Benchmarking: schedulers taking turns after warm-up, comma-separated")
+      ->group("Benchmarking");
+  cmd->add_option("--rotation-block", rotation_block, "Iterations per turn of --rotation")
+      ->capture_default_str()
+      ->group("Benchmarking");
 }
 
 std::vector<std::string> JobFlags::optimizer_args() const {
@@ -85,9 +96,12 @@ std::vector<std::string> JobFlags::worker_args() const {
                                    "--latency",        latency,
                                    "--extra-overhead", extra_overhead,
                                    "--warmup",         std::to_string(warmup),
-                                   "--net",            net};
+                                   "--net",            net,
+                                   "--device-slowdown", num(device_slowdown),
+                                   "--rotation-block", std::to_string(rotation_block)};
   a.insert(a.end(), more.begin(), more.end());
   if (!up.empty()) a.insert(a.end(), {"--up", up});
+  if (!rotation.empty()) a.insert(a.end(), {"--rotation", rotation});
   if (!data_dir.empty()) a.insert(a.end(), {"--data-dir", data_dir});
   return a;
 }
@@ -133,6 +147,11 @@ worker::WorkerOptions JobFlags::worker_options() const {
   if (net != "user" && net != "netns")
     throw InvalidInput("--net '" + net + "': expected user or netns");
   o.kernel_shaped = net == "netns";
+  o.device_slowdown = device_slowdown;
+  o.rotation_block = rotation_block;
+  std::stringstream names(rotation);
+  for (std::string n; std::getline(names, n, ',');)
+    if (!n.empty()) o.rotation.push_back(n);
   o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
   return o;
 }

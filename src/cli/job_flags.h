@@ -26,7 +26,10 @@ struct JobFlags {
   std::string scheduler = "dynacomm";
   std::string down = "500mbit", up, latency = "10ms", extra_overhead = "0ms";
   int warmup = 2;
-  std::string net = "user";  // user: shaped in the transport; netns: by tbf in namespaces
+  std::string net = "user";
+  std::string rotation;  // comma-separated schedulers taking turns (dynacomm bench)
+  int rotation_block = 3;
+  double device_slowdown = 1;  // user: shaped in the transport; netns: by tbf in namespaces
   double lr = 0.05, momentum = 0.9, weight_decay = 5e-4;
   std::string lr_schedule = "cosine";
   double timeout_s = 60;

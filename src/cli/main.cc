@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   dynacomm::cli::add_profile_command(app);
   dynacomm::cli::add_ps_command(app);
   dynacomm::cli::add_worker_command(app);
+  dynacomm::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

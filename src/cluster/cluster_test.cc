@@ -134,6 +134,38 @@ TEST_F(ClusterTest, TrainWritesTheRunFolder) {
   EXPECT_EQ(read_file(out + "/weights.bin").size(), 3297832u);
 }
 
+// dynacomm bench: strategies taking turns on one cluster; the results folder a user reads.
+TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
+  const std::string out = dir_ + "/bench";
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " bench --model cnn --schedulers sequential,dynacomm --iterations 2"
+                          " --block 2 --batch 16 --train-samples 1000 --test-samples 100"
+                          " --sweep-bandwidth 200mbit,1gbit --latency 1ms --out " +
+                          out + " > " + dir_ + "/bench.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/bench.log");
+  nlohmann::json rows = nlohmann::json::parse(read_file(out + "/bench.json"));
+  ASSERT_EQ(rows.size(), 4u);  // 2 strategies x 2 bandwidths
+  for (const auto& r : rows) {
+    for (const char* key : {"scheduler", "model", "workers", "down_bps", "up_bps", "latency_ms",
+                            "median_ms", "min_ms", "max_ms", "predicted_ms", "ideal_ms",
+                            "speedup_vs_sequential"})
+      EXPECT_TRUE(r.contains(key)) << key;
+    EXPECT_EQ(r["iterations"], 2);  // the first iteration of each turn is not measured
+    EXPECT_LE(r["min_ms"].get<double>(), r["median_ms"].get<double>());
+    EXPECT_LE(r["median_ms"].get<double>(), r["max_ms"].get<double>());
+    EXPECT_GT(r["predicted_ms"].get<double>(), 0);
+    if (r["scheduler"] == "sequential") {
+      EXPECT_DOUBLE_EQ(r["speedup_vs_sequential"].get<double>(), 1.0);
+    }
+  }
+  EXPECT_EQ(rows[0]["down_bps"], 200e6);
+  EXPECT_EQ(rows[3]["down_bps"], 1e9);
+  for (const char* f : {"bench.csv", "bench.md", "bench-200mbit.svg", "gantt-1gbit.svg",
+                        "speedup.svg"})
+    EXPECT_FALSE(read_file(out + "/" + f).empty()) << f;
+  EXPECT_NE(read_file(out + "/gantt-1gbit.svg").find(">dynacomm<"), std::string::npos);
+}
+
 TEST_F(ClusterTest, WorkerWithAnotherModelIsRefusedClearly) {
   try {
     run("mismatch", 1, "dynacomm", "lenet5");

@@ -74,8 +74,8 @@ pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::strin
         ::_exit(126);
       }
     }
-    ::execv(exe_.c_str(), args.data());
-    std::fprintf(stderr, "cannot run %s: %s\n", exe_.c_str(), std::strerror(errno));
+    ::execv(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
     ::_exit(127);
   }
   return pid;
@@ -112,6 +112,12 @@ void LocalCluster::start_worker(int rank, std::vector<std::string> args, bool sh
   const std::string log = run_dir_ + "/worker-" + std::to_string(rank) + ".log";
   children_.push_back({"worker " + std::to_string(rank), show_output ? "" : log,
                        spawn(argv, show_output ? "" : log, netns)});
+}
+
+void LocalCluster::start_process(const std::string& name, std::vector<std::string> argv,
+                                 const std::string& log_name, const std::string& netns) {
+  const std::string log = run_dir_ + "/" + log_name;
+  children_.push_back({name, log, spawn(argv, log, netns)});
 }
 
 void LocalCluster::stop_all(int signal) {

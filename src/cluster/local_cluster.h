@@ -28,6 +28,10 @@ class LocalCluster {
                        const std::string& listen = "tcp://127.0.0.1:0");
   void start_worker(int rank, std::vector<std::string> args, bool show_output,
                     const std::string& netns = "");
+  // Starts any program (argv[0] is its path) as a child watched like the others, with
+  // output to run_dir/<log_name>.
+  void start_process(const std::string& name, std::vector<std::string> argv,
+                     const std::string& log_name, const std::string& netns = "");
   // Waits for every child, calling `tick` about every `period` meanwhile (a progress
   // display). The first to fail stops the rest; throws Error with its name, exit status
   // and the last lines of its log.

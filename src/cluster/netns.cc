@@ -186,7 +186,10 @@ NetnsTopology::NetnsTopology(int workers, const std::vector<EdgeLinkRates>& rate
       for (const auto& a : tbf_args(rates[static_cast<std::size_t>(r)].up_bps)) up.push_back(a);
       must(down);
       must(up);
+      // Workers reach each other through the PS namespace (peers such as DDP's ring).
+      must({"ip", "-n", w, "route", "add", "default", "via", ps_address(r)});
     }
+    must({"ip", "netns", "exec", ps, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"});
   } catch (...) {
     destroy();
     // A veth made but not moved yet lives in the root namespace.

@@ -15,7 +15,9 @@
 // Names carry a per-run prefix made of the launcher's pid ("dc" + hex), so two runs never
 // collide; at construction, leftovers of earlier runs whose launcher no longer exists are
 // detected and removed. Addresses: worker r's pair is 10.213.r.1 (PS) / 10.213.r.2
-// (worker), each pair alone in its namespaces, so runs can reuse them.
+// (worker), each pair alone in its namespaces, so runs can reuse them. The PS namespace
+// forwards between the pairs, so workers reach each other (10.213.r.2) too, crossing both
+// of their edge links, as through a switch at the cloud.
 #pragma once
 
 #include <string>

@@ -41,6 +41,14 @@ class Netns : public ::testing::Test {
   }
 };
 
+sockaddr_in ipv4(const std::string& address, int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+  return a;
+}
+
 // Sends `bytes` over TCP from namespace `from` to `to` (listening at `address`), each side
 // a forked child; returns the receiver's seconds from connect to the last byte.
 double timed_transfer(const std::string& from, const std::string& to, const std::string& address,
@@ -51,10 +59,7 @@ double timed_transfer(const std::string& from, const std::string& to, const std:
   if (receiver == 0) {
     enter_namespace(to);
     const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(47011);
-    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+    sockaddr_in a = ipv4(address, 47011);
     const int one = 1;
     ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(s, 1) != 0)
@@ -77,10 +82,7 @@ double timed_transfer(const std::string& from, const std::string& to, const std:
   if (sender == 0) {
     enter_namespace(from);
     const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(47011);
-    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+    sockaddr_in a = ipv4(address, 47011);
     if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) ::_exit(2);
     std::vector<char> data(bytes, 'x');
     std::size_t sent = 0;

@@ -73,7 +73,21 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan) {
   last_pull_delivered_ = Clock::time_point{};
 }
 
+// Emulating a slower device: after each piece of compute, wait as long again times
+// (slowdown - 1), on the training thread, so everything downstream sees a slower device.
+void Comm::stretch(Clock::time_point since) {
+  if (options_.device_slowdown <= 1) return;
+  std::this_thread::sleep_for((Clock::now() - since) * (options_.device_slowdown - 1));
+}
+
+Clock::time_point Comm::forward_done() {
+  stretch(gate_passed.back());
+  backward_mark_ = Clock::now();
+  return backward_mark_;
+}
+
 void Comm::before_forward(int unit) {
+  if (unit > 0) stretch(gate_passed[static_cast<std::size_t>(unit) - 1]);
   gate_called[static_cast<std::size_t>(unit)] = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   const int seg = segment_of_unit_[static_cast<std::size_t>(unit)];
@@ -86,7 +100,9 @@ void Comm::before_forward(int unit) {
 }
 
 void Comm::gradients_ready(int unit) {
+  stretch(backward_mark_);
   const auto now = Clock::now();
+  backward_mark_ = now;
   std::lock_guard<std::mutex> lock(mu_);
   grads_ready[static_cast<std::size_t>(unit)] = now;
   ready_[static_cast<std::size_t>(unit)] = true;

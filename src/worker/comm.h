@@ -24,6 +24,7 @@ struct CommOptions {
   double down_bps = 0, up_bps = 0;  // 0: not paced here (the kernel shapes the link)
   double latency_ms = 0, extra_overhead_ms = 0;
   double transport_one_way_ms = 0;  // measured (hello round trip / 2), outside the emulation
+  double device_slowdown = 1;       // >= 1: each unit's compute is stretched by this factor
   std::chrono::milliseconds timeout{60000};
 };
 
@@ -39,6 +40,9 @@ class Comm : public model::UnitObserver {
   void begin_iteration(std::int64_t iteration, const plan::Plan& plan);
   void before_forward(int unit) override;
   void gradients_ready(int unit) override;
+  // The forward pass has ended (after the last unit); returns that time, after the
+  // emulated slowdown of the last unit.
+  Clock::time_point forward_done();
   // Waits until every push segment has been handed to the (emulated) uplink.
   void finish_iteration();
   // Waits until the PS has acknowledged every push of this iteration (warm-up only: it
@@ -76,6 +80,8 @@ class Comm : public model::UnitObserver {
   model::Model& model_;
   CommOptions options_;
   net::LinkShaper up_, down_;
+  Clock::time_point backward_mark_{};  // end of the previous unit's backward (emulation)
+  void stretch(Clock::time_point since);  // sleeps (slowdown - 1) x (now - since)
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -45,6 +45,14 @@ void WorkerOptions::validate() const {
   if (warmup < 1)
     throw InvalidInput("worker: --warmup must be at least 1: plans are made from what it measures");
   if (extra_overhead_ms < 0) throw InvalidInput("worker: --extra-overhead must be >= 0");
+  if (!(device_slowdown >= 1) || device_slowdown > 1000)
+    throw InvalidInput("worker: --device-slowdown must be in 1..1000");
+  if (!rotation.empty() && rotation_block < 1)
+    throw InvalidInput("worker: the rotation block must be at least 1 iteration");
+  const std::vector<std::string> known = plan::planner_names();
+  for (const auto& s : rotation)
+    if (std::find(known.begin(), known.end(), s) == known.end())
+      throw InvalidInput("worker: unknown scheduler '" + s + "' in the rotation");
   link.validate();
   planner.validate();
 }
@@ -74,6 +82,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   std::vector<std::int64_t> unit_bytes;
   for (const auto& u : model->units()) unit_bytes.push_back(u.bytes());
 
+  // Traced iterations: a few after warm-up, or one whole turn of a rotation.
+  const std::int64_t trace_span = std::max<std::int64_t>(
+      o.trace_iterations,
+      static_cast<std::int64_t>(o.rotation.size()) * std::max(1, o.rotation_block));
+
   // Join.
   net::Connection conn(o.ps, net::WireLimits{unit_bytes, o.workers - 1, 64 * 1024});
   const std::string hello = nlohmann::json{
@@ -82,7 +95,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       {"unit_bytes", unit_bytes},
       {"total_iterations", total},
       {"trace_from", o.warmup},
-      {"trace_count", o.trace_iterations}}.dump();
+      {"trace_count", trace_span}}.dump();
   std::vector<double> ping_ms;
   for (int i = 0; i < 5; ++i) {  // the real per-message cost of this transport, measured
     const auto t0 = Clock::now();
@@ -104,6 +117,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   co.latency_ms = o.link.latency_ms;
   co.extra_overhead_ms = o.extra_overhead_ms;
   co.transport_one_way_ms = median(ping_ms) / 2;
+  co.device_slowdown = o.device_slowdown;
   co.timeout = o.timeout;
   Comm comm(conn, *model, co);
   model->set_observer(&comm);
@@ -214,16 +228,29 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       use(result.measured_down, down_samples, o.link.down_bps, link.down_bps,
           link.overhead_down_ms);
       use(result.measured_up, up_samples, o.link.up_bps, link.up_bps, link.overhead_up_ms);
-      plan = plan::make_plan(o.scheduler, profile, link, o.planner);
+      const std::vector<std::string> schedulers =
+          o.rotation.empty() ? std::vector<std::string>{o.scheduler} : o.rotation;
+      for (std::size_t k = 0; k < schedulers.size(); ++k) {
+        plan::Plan p = plan::make_plan(schedulers[k], profile, link, o.planner);
+        result.plans.push_back({static_cast<int>(k) + 1, schedulers[k], p,
+                                plan::simulate(profile, link, p)});
+      }
       result.planned_link = link;
-      ++plan_id;
-      result.plan = plan;
+      result.plan = result.plans[0].plan;
       result.profile = profile;
-      result.predicted_ms = plan::simulate(profile, link, plan);
+      result.predicted_ms = result.plans[0].predicted_ms;
       result.predicted_sequential_ms =
           plan::simulate(profile, link, plan::make_plan("sequential", profile, link, o.planner));
+      result.ideal_ms = plan::ideal_ms(profile, link);
     }
-    if (it < o.warmup) plan = warmup_plans[it % 2];
+    if (it < o.warmup) {
+      plan = warmup_plans[it % 2];
+    } else {  // one plan, or the rotation's turn
+      const std::size_t k = static_cast<std::size_t>((it - o.warmup) / std::max(1, o.rotation_block)) %
+                            result.plans.size();
+      plan = result.plans[k].plan;
+      plan_id = result.plans[k].id;
+    }
     const auto now = Clock::now();
     if (it > 0) result.iterations.back().ms = ms_between(iteration_start, now);
     iteration_start = now;
@@ -237,7 +264,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     torch::Tensor x = torch::from_blob(b.images.data(), {b.size(), 1, train.rows, train.cols});
     torch::Tensor y = torch::from_blob(b.labels.data(), {b.size()}, torch::kInt64);
     torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x), y);
-    const auto forward_end = Clock::now();
+    const auto forward_end = comm.forward_done();
     loss.backward();
     comm.finish_iteration();
     if (it < o.warmup) comm.wait_for_acks();  // every transfer timed before planning
@@ -246,17 +273,18 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       throw Error("worker " + std::to_string(o.rank) + ": training diverged at iteration " +
                   std::to_string(it) + " (loss " + std::to_string(l) + ")");
 
-    const bool traced = it >= o.warmup && it < o.warmup + o.trace_iterations;
+    const bool traced = it >= o.warmup && it < o.warmup + trace_span;
     for (const auto& e : comm.take_link_events()) {
       if (e.iteration < o.warmup)
         (e.up ? up_samples : down_samples)
             .push_back({static_cast<double>(e.bytes), e.service_ms, 1.0});
-      if (e.iteration >= o.warmup && e.iteration < o.warmup + o.trace_iterations)
+      if (e.iteration >= o.warmup && e.iteration < o.warmup + trace_span)
         trace.add_event(pid, e.up ? report::ChromeTrace::kUplink : report::ChromeTrace::kDownlink,
                         (e.up ? "push " : "pull ") + std::to_string(e.segment) + " (it " +
                             std::to_string(e.iteration) + ")",
                         e.up ? "push" : "pull", since_boot_ms(e.start), since_boot_ms(e.end),
                         {{"bytes", e.bytes},
+                         {"iteration", e.iteration},
                          {"link_busy_ms", e.service_ms},
                          {"held_at_ps_ms", e.held_ms}});
     }
@@ -273,10 +301,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         const auto next = u + 1 < n_units ? comm.gate_called[su + 1] : forward_end;
         if (traced) {
           const std::string& name = model->units()[su].name;
+          const nlohmann::json args = {{"iteration", it}, {"plan_id", plan_id}};
           trace.add_event(pid, report::ChromeTrace::kCompute, "fwd " + name, "forward",
-                          since_boot_ms(comm.gate_passed[su]), since_boot_ms(next));
+                          since_boot_ms(comm.gate_passed[su]), since_boot_ms(next), args);
           trace.add_event(pid, report::ChromeTrace::kCompute, "bwd " + name, "backward",
-                          since_boot_ms(all_ready[su + 1]), since_boot_ms(all_ready[su]));
+                          since_boot_ms(all_ready[su + 1]), since_boot_ms(all_ready[su]), args);
         } else {
           fwd[su].push_back(ms_between(comm.gate_passed[su], next));
           bwd[su].push_back(ms_between(all_ready[su + 1], all_ready[su]));

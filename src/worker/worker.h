@@ -53,6 +53,12 @@ struct WorkerOptions {
   bool kernel_shaped = false;  // the kernel paces the link (netns + tbf): the transport
                                // adds only the latency; `link` is still what is planned for
   int warmup = 2;                               // iterations with the sequential plan
+  // Benchmarking: after warm-up, take turns between these schedulers, `rotation_block`
+  // iterations each (A A A B B B C C C A A A ...), so drift hits all alike. Empty: only
+  // `scheduler`. Plan id k+1 is rotation[k].
+  std::vector<std::string> rotation;
+  int rotation_block = 3;
+  double device_slowdown = 1;  // emulation: every unit's compute stretched by this factor
   std::chrono::milliseconds timeout{60000};     // every wait on the PS
   std::string out_dir;                          // rank 0: metrics.csv, weights.bin, ...;
                                                 // every rank: trace-worker<R>.json and
@@ -79,6 +85,14 @@ struct WorkerResult {
   double test_accuracy = 0;                 // rank 0: of the final weights
   std::vector<float> final_weights;         // rank 0
   plan::Plan plan;                          // the plan used after warm-up
+  struct PlanInfo {
+    int id;
+    std::string scheduler;
+    plan::Plan plan;
+    double predicted_ms;
+  };
+  std::vector<PlanInfo> plans;  // every plan used after warm-up (one, or the rotation's)
+  double ideal_ms = 0;          // the ideal for the measured profile and link (DESIGN.md)
   plan::ModelProfile profile;               // measured during warm-up
   double predicted_ms = 0, predicted_sequential_ms = 0;
   double median_iteration_ms = 0;

@@ -1,0 +1,345 @@
+// `dynacomm bench`: every chosen strategy on the same cluster, data and link, taking turns
+// (A A A B B B C C C A A A ...) so machine drift hits all alike; optionally the PyTorch
+// DDP peer on the same links; per strategy the median iteration time with min-max, the
+// planner's prediction, the ideal, and the speed-up over sequential; bench.json,
+// bench.csv, bench.md and SVG charts in --out.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "base/error.h"
+#include "base/stats.h"
+#include "cli/cluster_job.h"
+#include "cli/commands.h"
+#include "cli/job_flags.h"
+#include "cluster/local_cluster.h"
+#include "plan/planner.h"
+#include "plan/quantity.h"
+#include "report/run_folder.h"
+#include "report/svg_chart.h"
+
+namespace dynacomm::cli {
+
+namespace {
+
+struct BenchFlags {
+  JobFlags job;
+  std::string schedulers = "all";
+  int iterations = 20;  // measured iterations per strategy and setting (--iterations)
+  int block = 3;        // iterations per turn; the first of each turn is not measured
+  std::string sweep;    // bandwidths, comma-separated
+  std::vector<std::string> peers;
+  std::string out;
+  int threads = 0;
+  std::string peer_script = DYNACOMM_DDP_PEER;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string x; std::getline(in, x, ',');)
+    if (!x.empty()) out.push_back(x);
+  return out;
+}
+
+// metrics.csv (numbers only, one header line) as columns by name.
+std::map<std::string, std::vector<double>> read_metrics(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("bench: " + path + " is missing");
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> names = split(line);
+  std::map<std::string, std::vector<double>> cols;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> cells = split(line);
+    for (std::size_t i = 0; i < names.size() && i < cells.size(); ++i)
+      cols[names[i]].push_back(std::stod(cells[i]));
+  }
+  return cols;
+}
+
+struct Stats {
+  double median = 0, min = 0, max = 0;
+  std::vector<double> values;
+};
+Stats stats_of(std::vector<double> v) {
+  Stats s;
+  s.values = v;
+  if (v.empty()) return s;
+  s.median = median(v);
+  s.min = *std::min_element(v.begin(), v.end());
+  s.max = *std::max_element(v.begin(), v.end());
+  return s;
+}
+
+// The intervals of one traced iteration of worker 0, from the merged trace.
+report::GanttRow gantt_row(const nlohmann::json& trace, const std::string& label,
+                           std::int64_t iteration) {
+  report::GanttRow row{label, {}};
+  double t0 = 1e300;
+  std::vector<report::Interval> raw;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X" || e.value("pid", -1) != 0 || !e.contains("args") ||
+        !e["args"].is_object() || e["args"].value("iteration", std::int64_t{-1}) != iteration)
+      continue;
+    const std::string cat = e.value("cat", "");
+    const int lane = cat == "pull" ? 1 : cat == "push" ? 2 : 0;
+    const double s = e["ts"].get<double>() / 1000, d = e["dur"].get<double>() / 1000;
+    raw.push_back({s, s + d, lane, cat});
+    if (cat != "push") t0 = std::min(t0, s);  // the iteration starts with its pulls
+  }
+  for (auto& i : raw) row.intervals.push_back({i.start_ms - t0, i.end_ms - t0, i.lane, i.kind});
+  return row;
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// Runs the DDP peer, one process per worker in the worker's namespace; returns the
+// per-iteration times of rank 0 and the parameter count it trained.
+std::pair<Stats, std::int64_t> run_ddp(const BenchFlags& f, const JobFlags& j,
+                                       cluster::NetnsTopology& topology,
+                                       const std::string& dir, int threads) {
+  if (::access(f.peer_script.c_str(), R_OK) != 0)
+    throw Error("bench: the DDP peer script " + f.peer_script + " is missing");
+  cluster::LocalCluster c("/usr/bin/python3", dir, std::chrono::seconds(30));
+  const std::string master = cluster::NetnsTopology::worker_address(0) + ":29511";
+  for (int r = 0; r < j.workers; ++r)
+    c.start_process("DDP rank " + std::to_string(r),
+                    {"/usr/bin/python3", f.peer_script, "--rank", std::to_string(r), "--world",
+                     std::to_string(j.workers), "--master", master, "--model", j.model,
+                     "--batch", std::to_string(j.batch), "--iterations",
+                     std::to_string(f.iterations), "--warmup", std::to_string(j.warmup),
+                     "--threads", std::to_string(threads), "--out",
+                     dir + "/ddp-rank" + std::to_string(r) + ".json"},
+                    "ddp-rank" + std::to_string(r) + ".log", topology.worker_namespace(r));
+  c.wait();
+  std::ifstream in(dir + "/ddp-rank0.json");
+  const nlohmann::json res = nlohmann::json::parse(in);
+  return {stats_of(res["iteration_ms"].get<std::vector<double>>()),
+          res["params"].get<std::int64_t>()};
+}
+
+void run_bench(const BenchFlags& f) {
+  JobFlags base = f.job;
+  std::vector<std::string> schedulers =
+      f.schedulers == "all" ? plan::planner_names() : split(f.schedulers);
+  schedulers.erase(std::remove(schedulers.begin(), schedulers.end(), "ideal"), schedulers.end());
+  if (schedulers.empty()) throw InvalidInput("bench: --schedulers names no scheduler");
+  if (f.iterations < 1 || f.block < 1)
+    throw InvalidInput("bench: --iterations and --block must be at least 1");
+  for (const auto& p : f.peers)
+    if (p != "ddp") throw InvalidInput("bench: unknown peer '" + p + "' (known: ddp)");
+  if (!f.peers.empty() && base.net != "netns")
+    throw InvalidInput("bench: --peers ddp needs --net netns (the peer's traffic is shaped by "
+                       "the kernel; the user-space shaper is dynacomm's own transport)");
+  std::vector<std::string> bandwidths = split(f.sweep);
+  if (bandwidths.empty()) bandwidths.push_back(base.down);
+
+  const int measured_per_turn = f.block > 1 ? f.block - 1 : 1;
+  const int turns = (f.iterations + measured_per_turn - 1) / measured_per_turn;
+  base.rotation.clear();
+  for (const auto& s : schedulers) base.rotation += (base.rotation.empty() ? "" : ",") + s;
+  base.rotation_block = f.block;
+  base.iterations = base.warmup + static_cast<std::int64_t>(turns) *
+                                      static_cast<std::int64_t>(schedulers.size()) * f.block;
+  base.epochs = 1000;  // --iterations ends the run
+  if (base.test_samples == 0) base.test_samples = 1000;
+  (void)base.worker_options();
+
+  const std::string out = f.out.empty() ? "runs/bench-" + base.model : f.out;
+  report::RunFolder folder(out);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = f.threads > 0 ? f.threads : std::max(1, cores / base.workers);
+  cluster::install_interrupt_handler();
+
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<std::vector<double>> csv;
+  std::string md = "# dynacomm bench: " + base.model + ", " + std::to_string(base.workers) +
+                   " workers, batch " + std::to_string(base.batch) + ", links " +
+                   (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") +
+                   ", latency " + base.latency + "\n\n";
+  std::vector<report::Series> speedups;  // one per strategy, in the rotation's order
+  for (const std::string& bw : bandwidths) {
+    JobFlags j = base;
+    j.down = bw;
+    if (!f.sweep.empty()) j.up = bw;
+    const std::vector<JobFlags> per_worker = per_worker_flags(j, {});
+    const worker::WorkerOptions wo = j.worker_options();
+    const std::string dir = out + "/" + bw;
+    std::fprintf(stderr, "bench: %s at %s down / %s up: %s taking turns, %d measured iterations "
+                 "each\n", j.model.c_str(), bw.c_str(), (j.up.empty() ? bw : j.up).c_str(),
+                 base.rotation.c_str(), turns * measured_per_turn);
+    std::unique_ptr<cluster::NetnsTopology> topology;
+    if (j.net == "netns")
+      topology = std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker));
+    const nlohmann::json summary = run_cluster_job(j, per_worker, dir, threads, topology.get());
+    const auto metrics = read_metrics(dir + "/metrics.csv");
+    const auto& it = metrics.at("iteration");
+    const auto& ms = metrics.at("iteration_ms");
+    const auto& plan_id = metrics.at("plan_id");
+    const auto& accuracy = metrics.at("test_accuracy");  // >= 0: an epoch's evaluation ran
+    std::map<int, std::vector<double>> by_plan;
+    for (std::size_t i = 0; i < it.size(); ++i) {
+      const auto k = static_cast<std::int64_t>(it[i]) - j.warmup;
+      // Not measured: warm-up, the first iteration of a turn, an iteration with evaluation.
+      if (k < 0 || (f.block > 1 && k % f.block == 0) || accuracy[i] >= 0) continue;
+      by_plan[static_cast<int>(plan_id[i])].push_back(ms[i]);
+    }
+    const double ideal = summary["ideal_ms"].get<double>();
+    std::map<std::string, Stats> measured;
+    for (const auto& p : summary["plans"])
+      measured[p["scheduler"].get<std::string>()] = stats_of(by_plan[p["id"].get<int>()]);
+    const double seq = measured.count("sequential") ? measured["sequential"].median : 0;
+    std::string table =
+        "## " + bw + " down / " + (j.up.empty() ? bw : j.up) + " up\n\n" +
+        "| strategy | median ms | min-max ms | predicted ms | measured/predicted | "
+        "measured/ideal | speed-up vs sequential |\n|---|---|---|---|---|---|---|\n";
+    report::BarChart bars{j.model + ", " + std::to_string(j.workers) + " workers, " + bw +
+                              " (" + (j.net == "netns" ? "tbf" : "emulated") + ")",
+                          "iteration time (ms)", {}};
+    report::GanttChart gantt{j.model + ": one measured iteration per strategy, worker 0, " + bw,
+                             {}};
+    std::ifstream trace_in(dir + "/trace.json");
+    const nlohmann::json trace = nlohmann::json::parse(trace_in, nullptr, false);
+    auto add_row = [&](const std::string& name, const Stats& s, double predicted) {
+      const double speedup = seq > 0 && s.median > 0 ? seq / s.median : 0;
+      nlohmann::json row = {{"scheduler", name},
+                            {"model", j.model},
+                            {"workers", j.workers},
+                            {"batch", j.batch},
+                            {"net", j.net},
+                            {"down_bps", wo.link.down_bps},
+                            {"up_bps", wo.link.up_bps},
+                            {"latency_ms", wo.link.latency_ms},
+                            {"median_ms", s.median},
+                            {"min_ms", s.min},
+                            {"max_ms", s.max},
+                            {"iterations", s.values.size()},
+                            {"iteration_ms", s.values},
+                            {"predicted_ms", predicted > 0 ? nlohmann::json(predicted) : nullptr},
+                            {"ideal_ms", ideal},
+                            {"measured_over_ideal", s.median / ideal},
+                            {"speedup_vs_sequential", speedup},
+                            {"measured_link", summary["measured_link"]}};
+      if (predicted > 0) row["measured_over_predicted"] = s.median / predicted;
+      rows.push_back(row);
+      csv.push_back({wo.link.down_bps, wo.link.up_bps, s.median, s.min, s.max,
+                     predicted > 0 ? predicted : std::nan(""), ideal, speedup});
+      table += "| " + name + " | " + fmt("%.1f", s.median) + " | " + fmt("%.1f", s.min) + "-" +
+               fmt("%.1f", s.max) + " | " + (predicted > 0 ? fmt("%.1f", predicted) : "-") +
+               " | " + (predicted > 0 ? fmt("%.2f", s.median / predicted) : "-") + " | " +
+               fmt("%.2f", s.median / ideal) + " | " + fmt("%.2fx", speedup) + " |\n";
+      bars.bars.push_back({name, s.median, s.min, s.max, fmt("%.2fx", speedup)});
+      auto found = std::find_if(speedups.begin(), speedups.end(),
+                                [&](const report::Series& x) { return x.name == name; });
+      if (found == speedups.end()) found = speedups.insert(speedups.end(), {name, {}, {}});
+      report::Series& sp = *found;
+      sp.x.push_back(wo.link.down_bps / 1e6);
+      sp.y.push_back(speedup);
+    };
+    for (const auto& p : summary["plans"]) {
+      const std::string name = p["scheduler"].get<std::string>();
+      add_row(name, measured[name], p["predicted_ms"].get<double>());
+      const int k = p["id"].get<int>() - 1;
+      if (!trace.is_discarded())
+        gantt.rows.push_back(
+            gantt_row(trace, name, j.warmup + static_cast<std::int64_t>(k) * f.block +
+                                       (f.block > 1 ? 1 : 0)));
+    }
+    std::string peer_note;
+    for (const auto& peer : f.peers) {
+      (void)peer;  // ddp
+      auto [s, params] = run_ddp(f, j, *topology, dir, threads);
+      add_row("pytorch-ddp", s, 0);
+      peer_note += "PyTorch DDP (Gloo) trained " + std::to_string(params) +
+                   " parameters; dynacomm's " + j.model + " has " +
+                   std::to_string(summary["profile"]["units"].size()) + " units and " +
+                   std::to_string([&] {
+                     std::int64_t n = 0;
+                     for (const auto& u : summary["profile"]["units"]) n += u["params"].get<std::int64_t>();
+                     return n;
+                   }()) +
+                   " parameters. DDP's traffic gets no added latency (netem is unavailable).\n\n";
+    }
+    const auto& ml = summary["measured_link"];
+    table += "\nideal " + fmt("%.1f", ideal) + " ms. Link seen by worker 0 (fitted from the "
+             "warm-up's transfers): down " +
+             (ml["down"]["bandwidth_bps"].is_number()
+                  ? fmt("%.1f Mbit/s", ml["down"]["bandwidth_bps"].get<double>() / 1e6)
+                  : std::string("(not fitted)")) +
+             " + " + fmt("%.2f ms", ml["planned_overhead_down_ms"].get<double>()) + ", up " +
+             (ml["up"]["bandwidth_bps"].is_number()
+                  ? fmt("%.1f Mbit/s", ml["up"]["bandwidth_bps"].get<double>() / 1e6)
+                  : std::string("(not fitted)")) +
+             " + " + fmt("%.2f ms", ml["planned_overhead_up_ms"].get<double>()) +
+             " per transmission.\n\n" + peer_note;
+    md += table;
+    folder.write_text("bench-" + bw + ".svg", report::render(bars));
+    if (!gantt.rows.empty()) folder.write_text("gantt-" + bw + ".svg", report::render(gantt));
+    md += "![iteration time](bench-" + bw + ".svg)\n![one iteration](gantt-" + bw + ".svg)\n\n";
+  }
+  if (bandwidths.size() > 1) {
+    report::LineChart chart{base.model + ": speed-up over sequential vs bandwidth",
+                            "link bandwidth, both directions (Mbit/s)", "speed-up (x sequential)",
+                            {}, true};
+    chart.series = speedups;
+    folder.write_text("speedup.svg", report::render(chart));
+    md += "![speed-up vs bandwidth](speedup.svg)\n";
+  }
+  folder.write_json("bench.json", rows);
+  // bench.csv: one row per strategy and setting (the strategy is the JSON's; same order).
+  std::string text = "scheduler,down_bps,up_bps,median_ms,min_ms,max_ms,predicted_ms,ideal_ms,"
+                     "speedup_vs_sequential\n";
+  for (std::size_t i = 0; i < csv.size(); ++i) {
+    text += rows[i]["scheduler"].get<std::string>();
+    for (double v : csv[i]) text += "," + (std::isnan(v) ? std::string() : fmt("%.6g", v));
+    text += "\n";
+  }
+  folder.write_text("bench.csv", text);
+  folder.write_text("bench.md", md);
+  std::printf("%s", md.c_str());
+  std::printf("results in %s (bench.json, bench.csv, bench.md, *.svg)\n", out.c_str());
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Every strategy side by side on one cluster and link, taking turns; vs the "
+               "ideal and PyTorch DDP");
+  f->job.add_model_and_optimizer(cmd);
+  f->job.add_worker_flags(cmd);
+  cmd->add_option("--schedulers", f->schedulers, "Comma-separated, or all")
+      ->capture_default_str();
+  cmd->add_option("--block", f->block,
+                  "Iterations per turn; the first of each turn is not measured (it carries the "
+                  "previous strategy's last push)")
+      ->capture_default_str();
+  cmd->add_option("--sweep-bandwidth", f->sweep,
+                  "Bandwidths to run, both directions, e.g. 20mbit,100mbit,1gbit");
+  cmd->add_option("--peers", f->peers, "Peers on the same links: ddp (needs --net netns)");
+  cmd->add_option("--peer-script", f->peer_script, "The DDP peer script")->capture_default_str();
+  cmd->add_option("--out", f->out, "Results folder (default runs/bench-MODEL)");
+  cmd->add_option("--threads", f->threads, "Compute threads per process (0: cores / workers)")
+      ->capture_default_str();
+  cmd->callback([f]() {
+    // --iterations (a job flag) counts the measured iterations per strategy here.
+    if (f->job.iterations > 0) f->iterations = static_cast<int>(f->job.iterations);
+    run_bench(*f);
+  });
+}
+
+}  // namespace dynacomm::cli

@@ -1,0 +1,150 @@
+#include "cli/cluster_job.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "base/error.h"
+#include "cluster/local_cluster.h"
+#include "cluster/status.h"
+#include "report/run_folder.h"
+
+namespace dynacomm::cli {
+
+namespace {
+
+// One Chrome trace for the run: every worker's and the PS's events on the shared
+// monotonic clock,
+// shifted so the first event is at 0.
+void merge_traces(const report::RunFolder& run, int workers) {
+  nlohmann::json events = nlohmann::json::array();
+  double t0 = -1;
+  std::vector<std::string> parts;
+  for (int r = 0; r < workers; ++r) parts.push_back("trace-worker" + std::to_string(r) + ".json");
+  parts.push_back("trace-ps.json");
+  for (const std::string& name : parts) {
+    std::ifstream in(run.file(name));
+    if (!in) continue;
+    nlohmann::json part = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!part.is_object() || !part.contains("traceEvents")) continue;
+    for (auto& e : part["traceEvents"]) {
+      if (e.contains("ts") && (t0 < 0 || e["ts"].get<double>() < t0)) t0 = e["ts"].get<double>();
+      events.push_back(e);
+    }
+    std::remove(run.file(name).c_str());
+  }
+  for (auto& e : events)
+    if (e.contains("ts")) e["ts"] = e["ts"].get<double>() - t0;
+  run.write_json("trace.json", {{"traceEvents", events}, {"displayTimeUnit", "ms"}});
+}
+
+}  // namespace
+
+std::string self_exe() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw Error("cannot find the dynacomm executable (/proc/self/exe)");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::vector<JobFlags> per_worker_flags(const JobFlags& j, const std::vector<std::string>& links) {
+  std::vector<JobFlags> per_worker(static_cast<std::size_t>(j.workers), j);
+  for (const std::string& spec : links) {  // "R:down,up,latency", e.g. 1:10mbit,2mbit,50ms
+    const auto colon = spec.find(':');
+    std::vector<std::string> parts;
+    std::stringstream rest(colon == std::string::npos ? "" : spec.substr(colon + 1));
+    for (std::string p; std::getline(rest, p, ',');) parts.push_back(p);
+    int rank = -1;
+    try {
+      rank = std::stoi(spec.substr(0, colon));
+    } catch (const std::exception&) {
+    }
+    if (colon == std::string::npos || parts.size() != 3 || rank < 0 || rank >= j.workers)
+      throw InvalidInput("--link '" + spec + "': expected R:down,up,latency with R in 0.." +
+                         std::to_string(j.workers - 1) + ", e.g. 1:10mbit,2mbit,50ms");
+    JobFlags& w = per_worker[static_cast<std::size_t>(rank)];
+    w.down = parts[0];
+    w.up = parts[1];
+    w.latency = parts[2];
+    (void)w.worker_options();  // validates the three values, naming the bad one
+  }
+  return per_worker;
+}
+
+std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_worker) {
+  std::vector<cluster::EdgeLinkRates> rates;
+  for (const JobFlags& w : per_worker) {
+    const worker::WorkerOptions wo = w.worker_options();
+    rates.push_back({wo.link.down_bps, wo.link.up_bps});
+  }
+  return rates;
+}
+
+nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
+                               const std::string& run_dir, int threads,
+                               cluster::NetnsTopology* topology) {
+  report::RunFolder run(run_dir);
+  // --net netns: the PS and each worker in their own network namespace, the links shaped
+  // by tbf; a topology made here is removed when this function leaves, however it leaves.
+  std::unique_ptr<cluster::NetnsTopology> own;
+  if (j.net == "netns" && !topology) {
+    own = std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker));
+    topology = own.get();
+    std::fprintf(stderr, "dynacomm: network namespaces %s-*: links shaped by tbf, latency added "
+                 "in the transport\n", topology->prefix().c_str());
+  }
+  if (j.net != "netns") topology = nullptr;
+  cluster::LocalCluster c(self_exe(), run_dir, std::chrono::seconds(30));
+  std::vector<std::string> ps_args = j.optimizer_args();
+  ps_args.insert(ps_args.end(), {"--trace", run.file("trace-ps.json")});
+  const std::string endpoint =
+      topology ? c.start_ps(ps_args, topology->ps_namespace(), "tcp://0.0.0.0:0")
+               : c.start_ps(ps_args);
+  const std::string port = endpoint.substr(endpoint.rfind(':'));
+  for (int r = 0; r < j.workers; ++r) {
+    std::vector<std::string> args = per_worker[static_cast<std::size_t>(r)].worker_args();
+    const std::string ps =
+        topology ? "tcp://" + cluster::NetnsTopology::ps_address(r) + port : endpoint;
+    args.insert(args.end(), {"--ps", ps, "--threads", std::to_string(threads)});
+    args.insert(args.end(), {"--out", run_dir});
+    c.start_worker(r, args, /*show_output=*/false,  // logs: run_dir/worker-R.log
+                   topology ? topology->worker_namespace(r) : "");
+  }
+  // One display for the whole cluster: redrawn in place on a terminal, a line every 30 s
+  // elsewhere.
+  const bool interactive = ::isatty(STDERR_FILENO);
+  auto last_line = std::chrono::steady_clock::now();
+  std::size_t drawn = 0;
+  auto show = [&](bool final) {
+    const std::string line = cluster::render_status(cluster::read_statuses(run_dir, j.workers));
+    if (interactive) {
+      std::fprintf(stderr, "\r%s%s", line.c_str(),
+                   std::string(drawn > line.size() ? drawn - line.size() : 0, ' ').c_str());
+      drawn = line.size();
+      if (final) std::fprintf(stderr, "\n");
+    } else if (final || std::chrono::steady_clock::now() - last_line > std::chrono::seconds(30)) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      last_line = std::chrono::steady_clock::now();
+    }
+  };
+  try {
+    c.wait([&] { show(false); });
+  } catch (...) {
+    if (interactive && drawn) std::fprintf(stderr, "\n");
+    throw;
+  }
+  show(true);
+  merge_traces(run, j.workers);
+  for (int r = 0; r < j.workers; ++r)
+    std::remove(run.file("status-worker" + std::to_string(r) + ".json").c_str());
+
+  std::ifstream in(run.file("summary.json"));
+  if (!in) throw Error("the run left no summary.json in " + run_dir);
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace dynacomm::cli

@@ -1,0 +1,34 @@
+// Running a PS and N workers as processes on this machine: the one path `dynacomm train`
+// and `dynacomm bench` share.
+//
+//   std::vector<JobFlags> w = per_worker_flags(job, {"1:10mbit,2mbit,50ms"});
+//   nlohmann::json summary = run_cluster_job(job, w, "runs/x", /*threads=*/1, nullptr);
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/job_flags.h"
+#include "cluster/netns.h"
+
+namespace dynacomm::cli {
+
+// The job's flags for every worker, with the per-worker link overrides
+// "R:down,up,latency" applied; throws InvalidInput naming a bad override.
+std::vector<JobFlags> per_worker_flags(const JobFlags& job, const std::vector<std::string>& links);
+
+// Starts the PS and the workers (with --net netns in `topology`'s namespaces, made here
+// when null), shows the combined progress line, waits, merges the traces into
+// run_dir/trace.json and returns rank 0's summary.json. Throws Error naming the process
+// that failed.
+nlohmann::json run_cluster_job(const JobFlags& job, const std::vector<JobFlags>& per_worker,
+                               const std::string& run_dir, int threads,
+                               cluster::NetnsTopology* topology);
+
+// The link rates of every worker, for a NetnsTopology.
+std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_worker);
+
+std::string self_exe();
+
+}  // namespace dynacomm::cli

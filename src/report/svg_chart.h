@@ -1,0 +1,56 @@
+// Charts as standalone SVG files, readable by a person: title, axis labels with units,
+// ticks, legend. No plotting dependency.
+//
+//   BarChart c{"resnet18, 100 Mbit/s", "iteration time (ms)", {{"sequential", 9925, 9800,
+//              10100}, {"dynacomm", 7438, 7300, 7600}}};
+//   std::string svg = render(c);           // bars = medians, whiskers = min..max
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dynacomm::report {
+
+struct Bar {
+  std::string label;
+  double value, low, high;  // whisker from low to high
+  std::string note;         // printed above the bar (e.g. "1.31x")
+};
+struct BarChart {
+  std::string title, y_label;
+  std::vector<Bar> bars;
+};
+
+struct Series {
+  std::string name;
+  std::vector<double> x, y;
+};
+struct LineChart {
+  std::string title, x_label, y_label;
+  std::vector<Series> series;
+  bool log_x = false;
+};
+
+// One row per strategy, three lanes each (compute, downlink, uplink), time from 0.
+struct Interval {
+  double start_ms, end_ms;
+  int lane;          // 0 compute, 1 downlink, 2 uplink
+  std::string kind;  // "forward", "backward", "pull", "push": sets the colour
+};
+struct GanttRow {
+  std::string label;
+  std::vector<Interval> intervals;
+};
+struct GanttChart {
+  std::string title;
+  std::vector<GanttRow> rows;
+};
+
+std::string render(const BarChart& chart);
+std::string render(const LineChart& chart);
+std::string render(const GanttChart& chart);
+
+// "Nice" axis ticks covering [lo, hi]: about `count` round numbers.
+std::vector<double> nice_ticks(double lo, double hi, int count = 5);
+
+}  // namespace dynacomm::report

@@ -1,0 +1,42 @@
+#include "report/svg_chart.h"
+
+#include <gtest/gtest.h>
+
+namespace dynacomm::report {
+namespace {
+
+TEST(SvgChart, NiceTicksAreRoundAndCoverTheRange) {
+  EXPECT_EQ(nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(nice_ticks(0, 9300, 5), (std::vector<double>{0, 2000, 4000, 6000, 8000}));
+  const auto t = nice_ticks(0, 0.37, 4);
+  EXPECT_DOUBLE_EQ(t.front(), 0);
+  EXPECT_NEAR(t[1], 0.1, 1e-12);
+}
+
+TEST(SvgChart, BarChartHasLabelsWhiskersAndEscapedText) {
+  BarChart c{"a <b> & c", "iteration time (ms)", {{"sequential", 100, 90, 120, ""},
+                                                  {"dynacomm", 70, 65, 80, "1.43x"}}};
+  const std::string svg = render(c);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("a &lt;b&gt; &amp; c"), std::string::npos);
+  EXPECT_NE(svg.find("iteration time (ms)"), std::string::npos);
+  EXPECT_NE(svg.find(">dynacomm<"), std::string::npos);
+  EXPECT_NE(svg.find(">1.43x<"), std::string::npos);
+  EXPECT_NE(svg.find("min 65, max 80"), std::string::npos);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+}
+
+TEST(SvgChart, LineAndGanttChartsNameTheirSeriesAndLanes) {
+  LineChart l{"speed-up", "bandwidth (Mbit/s)", "x sequential", {{"dynacomm", {10, 100}, {1.2, 1.4}}},
+              true};
+  const std::string a = render(l);
+  EXPECT_NE(a.find(">dynacomm<"), std::string::npos);
+  EXPECT_NE(a.find("polyline"), std::string::npos);
+  GanttChart g{"one iteration", {{"dynacomm", {{0, 5, 1, "pull"}, {5, 9, 0, "forward"}}}}};
+  const std::string b = render(g);
+  for (const char* s : {">compute<", ">down<", ">up<", ">dynacomm<", "pull 0-5 ms"})
+    EXPECT_NE(b.find(s), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace dynacomm::report
