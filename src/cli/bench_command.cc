@@ -193,8 +193,10 @@ void run_bench(const BenchFlags& f) {
     std::map<int, std::vector<double>> by_plan;
     for (std::size_t i = 0; i < it.size(); ++i) {
       const auto k = static_cast<std::int64_t>(it[i]) - j.warmup;
-      // Not measured: warm-up, the first iteration of a turn, an iteration with evaluation.
-      if (k < 0 || (f.block > 1 && k % f.block == 0) || accuracy[i] >= 0) continue;
+      // Not measured: warm-up, the first iteration of a turn, an iteration with an epoch's
+      // evaluation in it (the final evaluation runs after the last iteration's time).
+      const bool evaluated = accuracy[i] >= 0 && i + 1 < it.size();
+      if (k < 0 || (f.block > 1 && k % f.block == 0) || evaluated) continue;
       by_plan[static_cast<int>(plan_id[i])].push_back(ms[i]);
     }
     const double ideal = summary["ideal_ms"].get<double>();
