@@ -121,7 +121,8 @@ std::pair<Stats, std::int64_t> run_ddp(const BenchFlags& f, const JobFlags& j,
                      std::to_string(j.workers), "--master", master, "--model", j.model,
                      "--batch", std::to_string(j.batch), "--iterations",
                      std::to_string(f.iterations), "--warmup", std::to_string(j.warmup),
-                     "--threads", std::to_string(threads), "--out",
+                     "--threads", std::to_string(threads), "--ifname",
+                     topology.worker_interface(r), "--out",
                      dir + "/ddp-rank" + std::to_string(r) + ".json"},
                     "ddp-rank" + std::to_string(r) + ".log", topology.worker_namespace(r));
   c.wait();

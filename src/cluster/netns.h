@@ -39,6 +39,8 @@ class NetnsTopology {
   const std::string& prefix() const { return prefix_; }
   std::string ps_namespace() const { return prefix_ + "-ps"; }
   std::string worker_namespace(int rank) const { return prefix_ + "-w" + std::to_string(rank); }
+  // The worker's end of its veth pair, inside its namespace.
+  std::string worker_interface(int rank) const { return prefix_ + "w" + std::to_string(rank); }
   static std::string ps_address(int rank) { return "10.213." + std::to_string(rank) + ".1"; }
   static std::string worker_address(int rank) { return "10.213." + std::to_string(rank) + ".2"; }
 

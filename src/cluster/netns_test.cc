@@ -155,5 +155,29 @@ TEST_F(Netns, TrainOverNamespacesLearnsTheSameWeights) {
   std::system(("rm -rf '" + dir + "' '" + dir + ".k.log' '" + dir + ".u.log'").c_str());
 }
 
+// On a link so slow that the last pushes are still crossing it when a worker finishes
+// (6.6 s for lenet5's 0.25 MB at 300 kbit/s, more than ZeroMQ's 5 s linger), the worker
+// waits for the PS's acks before it leaves: nothing is lost, the job completes.
+TEST_F(Netns, SlowLinkLosesNoPush) {
+  struct stat st;
+  if (::stat(data::default_fashion_mnist_dir().c_str(), &st) != 0)
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const std::string dir = ::testing::TempDir() + "dynacomm_slow_" + std::to_string(::getpid());
+  const std::string common = std::string(DYNACOMM_EXE) +
+                             " train --model lenet5 --iterations 2 --warmup 1 --batch 8"
+                             " --train-samples 200 --test-samples 50 --latency 1ms --threads 1";
+  ASSERT_EQ(std::system((common + " --net netns --down 300kbit --out " + dir + "/k > " + dir +
+                         ".k.log 2>&1")
+                            .c_str()),
+            0)
+      << read_file(dir + ".k.log") << read_file(dir + "/k/worker-1.log");
+  ASSERT_EQ(std::system((common + " --down 1gbit --out " + dir + "/u > " + dir + ".u.log 2>&1")
+                            .c_str()),
+            0)
+      << read_file(dir + ".u.log");
+  EXPECT_TRUE(read_file(dir + "/k/weights.bin") == read_file(dir + "/u/weights.bin"));
+  std::system(("rm -rf '" + dir + "' '" + dir + ".k.log' '" + dir + ".u.log'").c_str());
+}
+
 }  // namespace
 }  // namespace dynacomm::cluster

@@ -173,6 +173,7 @@ void Comm::shutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     send_goodbye_ = true;
+    goodbye_deadline_ = Clock::now() + options_.timeout;
   }
   if (thread_.joinable()) thread_.join();
   check_failed();
@@ -225,7 +226,18 @@ void Comm::loop() {
           ++next_push_;
           cv_.notify_all();
         }
-        if (send_goodbye_ && outgoing_.empty()) {
+        // Goodbye only once the PS has acknowledged every push: on a slow link the last
+        // pushes may still be in flight, and leaving would lose them.
+        if (send_goodbye_ && outgoing_.empty() && !pushes_.empty() &&
+            Clock::now() > goodbye_deadline_) {
+          const auto& [key, p] = *pushes_.begin();
+          throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " +
+                        conn_.endpoint() + " did not acknowledge " +
+                        std::to_string(pushes_.size()) + " push(es), the first of iteration " +
+                        std::to_string(key.first) + " from unit " + std::to_string(key.second) +
+                        ", within " + std::to_string(options_.timeout.count()) + " ms");
+        }
+        if (send_goodbye_ && outgoing_.empty() && pushes_.empty()) {
           std::string bye = net::encode(
               net::Header{net::MessageType::kShutdown, options_.rank, 0, 0, 0}, nullptr, 0);
           conn_.send_frame(bye);

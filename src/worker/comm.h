@@ -50,7 +50,8 @@ class Comm : public model::UnitObserver {
   void wait_for_acks();
   // Pulls every unit at version `iteration` into the model and waits for it.
   void fetch_all(std::int64_t iteration);
-  // Sends goodbye after everything queued, then stops the thread.
+  // Sends goodbye once everything queued has left and the PS has acknowledged every
+  // push (Timeout naming the first unacknowledged one), then stops the thread.
   void shutdown();
 
   // Measurements of the last iteration.
@@ -87,6 +88,7 @@ class Comm : public model::UnitObserver {
   std::condition_variable cv_;
   std::exception_ptr error_;
   bool stop_ = false, send_pulls_ = false, send_goodbye_ = false;
+  Clock::time_point goodbye_deadline_{};
   std::int64_t iteration_ = 0;
   plan::Plan plan_;
   std::vector<int> segment_of_unit_;
