@@ -195,9 +195,11 @@ void run_bench(const BenchFlags& f) {
     for (std::size_t i = 0; i < it.size(); ++i) {
       const auto k = static_cast<std::int64_t>(it[i]) - j.warmup;
       // Not measured: warm-up, the first iteration of a turn, an iteration with an epoch's
-      // evaluation in it (the final evaluation runs after the last iteration's time).
-      const bool evaluated = accuracy[i] >= 0 && i + 1 < it.size();
-      if (k < 0 || (f.block > 1 && k % f.block == 0) || evaluated) continue;
+      // evaluation in it, and the job's last iteration (rank 0's time for it includes
+      // fetching the whole final model).
+      const bool evaluated = accuracy[i] >= 0;
+      if (k < 0 || (f.block > 1 && k % f.block == 0) || evaluated || i + 1 == it.size())
+        continue;
       by_plan[static_cast<int>(plan_id[i])].push_back(ms[i]);
     }
     const double ideal = summary["ideal_ms"].get<double>();

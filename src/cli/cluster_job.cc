@@ -87,7 +87,6 @@ std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_
 nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
                                const std::string& run_dir, int threads,
                                cluster::NetnsTopology* topology) {
-  report::RunFolder run(run_dir);
   // --net netns: the PS and each worker in their own network namespace, the links shaped
   // by tbf; a topology made here is removed when this function leaves, however it leaves.
   std::unique_ptr<cluster::NetnsTopology> own;
@@ -98,6 +97,7 @@ nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& p
                  "in the transport\n", topology->prefix().c_str());
   }
   if (j.net != "netns") topology = nullptr;
+  report::RunFolder run(run_dir);
   cluster::LocalCluster c(self_exe(), run_dir, std::chrono::seconds(30));
   std::vector<std::string> ps_args = j.optimizer_args();
   ps_args.insert(ps_args.end(), {"--trace", run.file("trace-ps.json")});
