@@ -134,20 +134,27 @@ std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The whole product over kernel-shaped links: the same weights as over emulated ones.
-TEST_F(Netns, TrainOverNamespacesLearnsTheSameWeights) {
+bool have_fashion_mnist() {
   struct stat st;
-  if (::stat(data::default_fashion_mnist_dir().c_str(), &st) != 0)
-    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  const std::string dir = ::testing::TempDir() + "dynacomm_netns_" + std::to_string(::getpid());
-  const std::string common = std::string(DYNACOMM_EXE) +
-                             " train --iterations 4 --batch 32 --train-samples 1000"
-                             " --test-samples 100 --down 200mbit --latency 2ms --threads 1";
-  ASSERT_EQ(std::system((common + " --net netns --out " + dir + "/k > " + dir + ".k.log 2>&1")
+  return ::stat(data::default_fashion_mnist_dir().c_str(), &st) == 0;
+}
+
+// Runs `dynacomm train COMMON` once over kernel-shaped links (KERNEL_LINK) and once over
+// user-space ones (USER_LINK); both must succeed and learn the same weights, bit for bit.
+void expect_same_weights(const std::string& name, const std::string& common,
+                         const std::string& kernel_link, const std::string& user_link) {
+  const std::string dir = ::testing::TempDir() + "dynacomm_" + name + "_" +
+                          std::to_string(::getpid());
+  const std::string train = std::string(DYNACOMM_EXE) + " train " + common;
+  ASSERT_EQ(std::system((train + " --net netns " + kernel_link + " --out " + dir + "/k > " +
+                         dir + ".k.log 2>&1")
                             .c_str()),
             0)
-      << read_file(dir + ".k.log");
-  ASSERT_EQ(std::system((common + " --out " + dir + "/u > " + dir + ".u.log 2>&1").c_str()), 0)
+      << read_file(dir + ".k.log") << read_file(dir + "/k/worker-1.log");
+  ASSERT_EQ(std::system((train + " " + user_link + " --out " + dir + "/u > " + dir +
+                         ".u.log 2>&1")
+                            .c_str()),
+            0)
       << read_file(dir + ".u.log");
   EXPECT_TRUE(read_file(dir + "/k/weights.bin") == read_file(dir + "/u/weights.bin"));
   EXPECT_NE(read_file(dir + "/k/summary.json").find("kernel tbf"), std::string::npos);
@@ -155,28 +162,24 @@ TEST_F(Netns, TrainOverNamespacesLearnsTheSameWeights) {
   std::system(("rm -rf '" + dir + "' '" + dir + ".k.log' '" + dir + ".u.log'").c_str());
 }
 
+// The whole product over kernel-shaped links: the same weights as over emulated ones.
+TEST_F(Netns, TrainOverNamespacesLearnsTheSameWeights) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  expect_same_weights("netns",
+                      "--iterations 4 --batch 32 --train-samples 1000 --test-samples 100 "
+                      "--latency 2ms --threads 1",
+                      "--down 200mbit", "--down 200mbit");
+}
+
 // On a link so slow that the last pushes are still crossing it when a worker finishes
 // (6.6 s for lenet5's 0.25 MB at 300 kbit/s, more than ZeroMQ's 5 s linger), the worker
 // waits for the PS's acks before it leaves: nothing is lost, the job completes.
 TEST_F(Netns, SlowLinkLosesNoPush) {
-  struct stat st;
-  if (::stat(data::default_fashion_mnist_dir().c_str(), &st) != 0)
-    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  const std::string dir = ::testing::TempDir() + "dynacomm_slow_" + std::to_string(::getpid());
-  const std::string common = std::string(DYNACOMM_EXE) +
-                             " train --model lenet5 --iterations 2 --warmup 1 --batch 8"
-                             " --train-samples 200 --test-samples 50 --latency 1ms --threads 1";
-  ASSERT_EQ(std::system((common + " --net netns --down 300kbit --out " + dir + "/k > " + dir +
-                         ".k.log 2>&1")
-                            .c_str()),
-            0)
-      << read_file(dir + ".k.log") << read_file(dir + "/k/worker-1.log");
-  ASSERT_EQ(std::system((common + " --down 1gbit --out " + dir + "/u > " + dir + ".u.log 2>&1")
-                            .c_str()),
-            0)
-      << read_file(dir + ".u.log");
-  EXPECT_TRUE(read_file(dir + "/k/weights.bin") == read_file(dir + "/u/weights.bin"));
-  std::system(("rm -rf '" + dir + "' '" + dir + ".k.log' '" + dir + ".u.log'").c_str());
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  expect_same_weights("slow",
+                      "--model lenet5 --iterations 2 --warmup 1 --batch 8 --train-samples 200 "
+                      "--test-samples 50 --latency 1ms --threads 1",
+                      "--down 300kbit", "--down 1gbit");
 }
 
 }  // namespace
