@@ -137,6 +137,7 @@ def main():
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--ifname", help="network interface Gloo uses (the worker's edge link)")
     p.add_argument("--timeout", type=float, default=300, help="seconds for any collective")
     p.add_argument("--out")
     a = p.parse_args()
@@ -155,6 +156,8 @@ def main():
     if a.world < 1 or not 0 <= a.rank < a.world or a.iterations < 1 or a.batch < 1:
         sys.exit("ddp.py: bad --rank/--world/--iterations/--batch")
     host, _, port = a.master.rpartition(":")
+    if a.ifname:
+        os.environ["GLOO_SOCKET_IFNAME"] = a.ifname
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     dist.init_process_group("gloo", init_method=f"tcp://{host}:{port}", rank=a.rank,
