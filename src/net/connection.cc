@@ -3,8 +3,16 @@
 #include <zmq.hpp>
 
 #include "base/error.h"
+#include "net/zmq_message.h"
 
 namespace dynacomm::net {
+
+zmq::message_t owned_message(std::string&& bytes) {
+  auto* owner = new std::string(std::move(bytes));
+  return zmq::message_t(
+      owner->data(), owner->size(),
+      [](void*, void* hint) { delete static_cast<std::string*>(hint); }, owner);
+}
 
 struct Connection::Zmq {
   zmq::context_t context{1};
@@ -31,9 +39,9 @@ void Connection::send(const Header& header, const void* payload, std::size_t siz
   send_frame(encode(header, payload, size));
 }
 
-void Connection::send_frame(const std::string& msg) {
-  zmq_->socket.send(zmq::buffer(msg), zmq::send_flags::none);
+void Connection::send_frame(std::string&& msg) {
   sent_ += msg.size();
+  zmq_->socket.send(owned_message(std::move(msg)), zmq::send_flags::none);
 }
 
 Message Connection::receive(std::chrono::milliseconds timeout, const std::string& waiting_for) {

@@ -33,7 +33,9 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   void send(const Header& header, const void* payload, std::size_t size);
-  void send_frame(const std::string& encoded);  // a frame made by encode()
+  // A frame made by encode() or make_frame/seal_frame; ZeroMQ takes it over without
+  // copying it.
+  void send_frame(std::string&& encoded);
   // The next valid message. Invalid ones are dropped (counted; reason in last_drop()).
   // A kError message from the PS is thrown as Error with its text. Throws Timeout.
   Message receive(std::chrono::milliseconds timeout, const std::string& waiting_for);

@@ -62,10 +62,14 @@ std::uint32_t crc32(const void* data, std::size_t size) {
   return static_cast<std::uint32_t>(c);
 }
 
-std::string encode(Header h, const void* payload, std::size_t payload_size) {
+std::string make_frame(std::size_t payload_size) {
+  return std::string(kHeaderBytes + payload_size, '\0');
+}
+
+void seal_frame(std::string& out, Header h) {
+  const std::size_t payload_size = out.size() - kHeaderBytes;
   h.payload_bytes = payload_size;
-  h.payload_crc32 = payload_size ? crc32(payload, payload_size) : 0;
-  std::string out(kHeaderBytes + payload_size, '\0');
+  h.payload_crc32 = payload_size ? crc32(out.data() + kHeaderBytes, payload_size) : 0;
   put<std::uint32_t>(out, 0, kMagic);
   put<std::uint16_t>(out, 4, kProtocolVersion);
   put<std::uint16_t>(out, 6, static_cast<std::uint16_t>(h.type));
@@ -79,7 +83,12 @@ std::string encode(Header h, const void* payload, std::size_t payload_size) {
   put<std::uint32_t>(out, 40, h.payload_crc32);
   put<std::uint64_t>(out, 44, h.held_us);
   put<std::uint32_t>(out, 52, crc32(out.data(), 52));
+}
+
+std::string encode(Header h, const void* payload, std::size_t payload_size) {
+  std::string out = make_frame(payload_size);
   if (payload_size) std::memcpy(&out[kHeaderBytes], payload, payload_size);
+  seal_frame(out, h);
   return out;
 }
 

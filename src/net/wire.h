@@ -73,6 +73,16 @@ struct DecodeResult {
 // Header then payload, in one buffer.
 std::string encode(Header header, const void* payload, std::size_t payload_size);
 
+// The same frame built in place, without copying a payload twice: make_frame allocates
+// header + payload (the payload at frame.data() + kHeaderBytes, 8-byte aligned), the
+// caller writes the payload there, and seal_frame writes the header and both checksums.
+//
+//   std::string f = make_frame(bytes);
+//   store.pull(a, b, t, reinterpret_cast<float*>(&f[kHeaderBytes]));
+//   seal_frame(f, Header{MessageType::kPullReply, -1, t, a, b});
+std::string make_frame(std::size_t payload_size);
+void seal_frame(std::string& frame, Header header);
+
 // Never throws on any input. Checks, in order: length, magic, version, header checksum,
 // type, codec, sender, unit range, payload length against the units' sizes, the
 // payload's presence and its checksum.

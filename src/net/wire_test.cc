@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <random>
 
 namespace dynacomm::net {
@@ -43,6 +45,20 @@ TEST(Wire, RoundTrip) {
   EXPECT_EQ(ra.header.type, MessageType::kPushAck);
   EXPECT_EQ(ra.header.held_us, 123456789012ull);
   EXPECT_EQ(error_of_ack_with_payload(), "payload of 4 bytes for units 1..2, expected 0");
+}
+
+// A frame built in place is byte for byte the one encode() builds.
+TEST(Wire, FramesBuiltInPlaceEqualEncoded) {
+  std::vector<float> grads(102, 2.5f);
+  Header h{MessageType::kPullReply, -1, 9, 1, 2};
+  h.held_us = 77;
+  std::string f = make_frame(grads.size() * 4);
+  ASSERT_EQ(f.size(), kHeaderBytes + 408);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&f[kHeaderBytes]) % alignof(float), 0u);
+  std::memcpy(&f[kHeaderBytes], grads.data(), 408);
+  seal_frame(f, h);
+  EXPECT_EQ(f, encode(h, grads.data(), 408));
+  EXPECT_TRUE(decode(f.data(), f.size(), kLimits).ok());
 }
 
 // Re-encodes a header whose fields we tamper with, so the header checksum is right and

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "net/wire.h"
+#include "net/zmq_message.h"
 #include "ps/store.h"
 
 namespace dynacomm::ps {
@@ -70,18 +71,22 @@ struct PsServer::Impl {
   // A peer that has gone (a worker that finished or died) is not an error of the PS: what
   // was meant for it is dropped with a note, and the server carries on.
   void send(const std::string& peer, const net::Header& h, const void* data, std::size_t size) {
-    std::string msg = net::encode(h, data, size);
+    send_frame(peer, h.type, net::encode(h, data, size));
+  }
+  // Sends a finished frame; ZeroMQ takes its bytes over without copying them.
+  void send_frame(const std::string& peer, net::MessageType type, std::string&& msg) {
+    const std::size_t size = msg.size();
     try {
       socket.send(zmq::buffer(peer), zmq::send_flags::sndmore);
-      socket.send(zmq::buffer(msg), zmq::send_flags::none);
+      socket.send(net::owned_message(std::move(msg)), zmq::send_flags::none);
     } catch (const zmq::error_t& e) {
       if (e.num() != EHOSTUNREACH) throw;
-      if (h.type != net::MessageType::kPushAck)  // acks to a worker that left are expected
-        log(std::string("dropped a ") + net::to_string(h.type) + " for " + who(peer) +
+      if (type != net::MessageType::kPushAck)  // acks to a worker that left are expected
+        log(std::string("dropped a ") + net::to_string(type) + " for " + who(peer) +
             ", which has disconnected");
       return;
     }
-    sent += msg.size();
+    sent += size;
   }
   std::string who(const std::string& peer) const {
     for (const auto& [rank, id] : peers)
@@ -157,14 +162,17 @@ void PsServer::Impl::answer_pulls() {
     }
     std::int64_t floats = 0;
     for (int u = it->first; u <= it->last; ++u) floats += store->unit_floats(u);
-    std::vector<float> buf(static_cast<std::size_t>(floats));
-    store->pull(it->first, it->last, it->iteration, buf.data());
+    // The parameters go straight from the store into the frame, and the frame to ZeroMQ.
+    std::string frame = net::make_frame(static_cast<std::size_t>(floats) * sizeof(float));
+    store->pull(it->first, it->last, it->iteration,
+                reinterpret_cast<float*>(&frame[net::kHeaderBytes]));
     net::Header h{net::MessageType::kPullReply, -1, it->iteration,
                   static_cast<std::uint32_t>(it->first), static_cast<std::uint32_t>(it->last)};
     const auto now = Clock::now();
     h.held_us = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(now - it->received).count());
-    send(it->peer, h, buf.data(), buf.size() * sizeof(float));
+    net::seal_frame(frame, h);
+    send_frame(it->peer, h.type, std::move(frame));
     if (traced(it->iteration))
       events.push_back({it->rank,
                         "pull " + units_name(it->first, it->last) + " (it " +

@@ -204,24 +204,27 @@ void Comm::loop() {
           bool all = true;
           for (int u = s.first; u <= s.last && all; ++u) all = ready_[static_cast<std::size_t>(u)];
           if (!all) break;
-          std::vector<float> grads;
+          // The gradients go straight into the frame (one copy: the model's buffers are
+          // reused by the next backward pass), and the frame to ZeroMQ without another.
+          std::int64_t bytes = 0;
+          for (int u = s.first; u <= s.last; ++u)
+            bytes += model_.units()[static_cast<std::size_t>(u)].bytes();
+          std::string frame = net::make_frame(static_cast<std::size_t>(bytes));
+          char* at = &frame[net::kHeaderBytes];
           for (int u = s.first; u <= s.last; ++u) {
-            const float* g = model_.grads(u);
-            grads.insert(grads.end(), g, g + model_.units()[static_cast<std::size_t>(u)].params);
+            const auto& unit = model_.units()[static_cast<std::size_t>(u)];
+            std::memcpy(at, model_.grads(u), static_cast<std::size_t>(unit.bytes()));
+            at += unit.bytes();
           }
-          const std::int64_t bytes = static_cast<std::int64_t>(grads.size() * sizeof(float));
+          net::seal_frame(frame, net::Header{net::MessageType::kPush, options_.rank, iteration_,
+                                             static_cast<std::uint32_t>(s.first),
+                                             static_cast<std::uint32_t>(s.last)});
           const auto extra = static_cast<std::int64_t>(options_.extra_overhead_ms *
                                                        up_.bandwidth_bps() / 8e3);
           const auto delivered = up_.deliver_at(now, bytes + extra);
           pushes_[{iteration_, static_cast<std::uint32_t>(s.first)}] =
               PushInFlight{static_cast<int>(next_push_), bytes, now};
-          outgoing_.emplace(
-              delivered,
-              Outgoing{net::encode(net::Header{net::MessageType::kPush, options_.rank, iteration_,
-                                               static_cast<std::uint32_t>(s.first),
-                                               static_cast<std::uint32_t>(s.last)},
-                                   grads.data(), static_cast<std::size_t>(bytes)),
-                       -1});
+          outgoing_.emplace(delivered, Outgoing{std::move(frame), -1});
           bytes_up += bytes;
           ++next_push_;
           cv_.notify_all();
@@ -240,13 +243,13 @@ void Comm::loop() {
         if (send_goodbye_ && outgoing_.empty() && pushes_.empty()) {
           std::string bye = net::encode(
               net::Header{net::MessageType::kShutdown, options_.rank, 0, 0, 0}, nullptr, 0);
-          conn_.send_frame(bye);
+          conn_.send_frame(std::move(bye));
           return;
         }
       }
       // Hand due frames to the socket.
       while (!outgoing_.empty() && outgoing_.begin()->first <= Clock::now()) {
-        conn_.send_frame(outgoing_.begin()->second.frame);
+        conn_.send_frame(std::move(outgoing_.begin()->second.frame));
         if (const int j = outgoing_.begin()->second.pull_segment; j >= 0) {
           std::lock_guard<std::mutex> lock(mu_);
           if (static_cast<std::size_t>(j) < pull_sent_.size())
