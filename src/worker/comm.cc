@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "base/error.h"
 
@@ -11,6 +12,18 @@ namespace {
 constexpr double kUnpaced = 1e15;  // bit/s: latency only, the kernel paces the link
 Clock::duration ms(double x) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(x));
+}
+
+// How long the link was busy with one transfer that arrived at `arrived` (after the one-way
+// latency) and could start at `ready`, or once the previous transfer in the same direction
+// (arrived at `previous`, if any) had left the link: no waiting, queueing or latency.
+double link_busy_ms(Clock::time_point ready, Clock::time_point arrived,
+                    std::optional<Clock::time_point> previous, double latency_ms) {
+  Clock::time_point start = ready;
+  if (previous) start = std::max(start, *previous - ms(latency_ms));
+  const double busy =
+      std::chrono::duration<double, std::milli>(arrived - ms(latency_ms) - start).count();
+  return std::max(0.0, busy);
 }
 }  // namespace
 
@@ -144,13 +157,11 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
   pushes_.erase(it);
   const Clock::time_point done =
       received - ms(static_cast<double>(m.header.held_us) / 1000.0 + options_.transport_one_way_ms);
-  Clock::time_point link_free = p.start;
-  if (last_ack_iteration_ == m.header.iteration)  // the previous push held the link until then
-    link_free = std::max(link_free, last_push_done_ - ms(options_.latency_ms));
-  const double service =
-      std::chrono::duration<double, std::milli>(done - ms(options_.latency_ms) - link_free).count();
-  link_events_.push_back({true, m.header.iteration, p.segment, p.bytes, p.start, done, 0,
-                          std::max(0.0, service)});
+  const double busy = link_busy_ms(  // the previous push of the iteration held the link
+      p.start, done,
+      last_ack_iteration_ == m.header.iteration ? std::optional(last_push_done_) : std::nullopt,
+      options_.latency_ms);
+  link_events_.push_back({true, m.header.iteration, p.segment, p.bytes, p.start, done, 0, busy});
   last_ack_iteration_ = m.header.iteration;
   last_push_done_ = done;
   if (m.header.iteration == iteration_) ++acks_of_iteration_;
@@ -279,15 +290,14 @@ void Comm::loop() {
           // arrived, less the one-way latency.
           const double held_ms = static_cast<double>(m.header.held_us) / 1000.0;
           const Clock::time_point sent = pull_sent_[static_cast<std::size_t>(seg)];
-          Clock::time_point link_free = sent + ms(options_.transport_one_way_ms + held_ms);
-          if (last_pull_delivered_ != Clock::time_point{})
-            link_free = std::max(link_free, last_pull_delivered_ - ms(options_.latency_ms));
-          const double service = std::chrono::duration<double, std::milli>(
-                                     delivered - ms(options_.latency_ms) - link_free)
-                                     .count();
+          const double busy = link_busy_ms(
+              sent + ms(options_.transport_one_way_ms + held_ms), delivered,
+              last_pull_delivered_ != Clock::time_point{} ? std::optional(last_pull_delivered_)
+                                                          : std::nullopt,
+              options_.latency_ms);
           link_events_.push_back({false, iteration_, seg,
                                   static_cast<std::int64_t>(m.header.payload_bytes), sent,
-                                  delivered, held_ms, std::max(0.0, service)});
+                                  delivered, held_ms, busy});
           last_pull_delivered_ = delivered;
         }
         cv_.notify_all();
