@@ -103,6 +103,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     conn.receive(o.timeout, "the PS's welcome (is `dynacomm ps` running at " + o.ps + "?)");
     ping_ms.push_back(ms_between(t0, Clock::now()));
   }
+  const double rtt_ms = median(ping_ms);  // the transport's own round trip
   if (o.rank == 0) {
     std::vector<float> init = model->flat_params();
     conn.send(
@@ -116,14 +117,15 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   co.up_bps = o.kernel_shaped ? 0 : o.link.up_bps;
   co.latency_ms = o.link.latency_ms;
   co.extra_overhead_ms = o.extra_overhead_ms;
-  co.transport_one_way_ms = median(ping_ms) / 2;
+  co.transport_one_way_ms = rtt_ms / 2;
   co.device_slowdown = o.device_slowdown;
   co.timeout = o.timeout;
   Comm comm(conn, *model, co);
   model->set_observer(&comm);
   comm.start();
 
-  // The plan: sequential during warm-up, then the scheduler's, from measurements.
+  // The plan: sequential and layerwise in turn during warm-up, then the scheduler's (or the
+  // rotation's), from measurements.
   WorkerResult result;
   plan::ModelProfile profile;
   profile.model = o.model;
@@ -132,8 +134,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   for (const auto& u : model->units()) profile.units.push_back({u.name, u.params, u.bytes(), 0, 0});
   // Until the warm-up's transfers are fitted: the transport's own one-way time.
   plan::LinkProfile link = o.link;
-  link.overhead_down_ms = link.overhead_up_ms = o.extra_overhead_ms + median(ping_ms) / 2;
-  result.transport_rtt_ms = median(ping_ms);
+  link.overhead_down_ms = link.overhead_up_ms = o.extra_overhead_ms + rtt_ms / 2;
+  result.transport_rtt_ms = rtt_ms;
   const plan::Plan warmup_plans[2] = {plan::make_plan("sequential", profile, link, o.planner),
                                       plan::make_plan("layerwise", profile, link, o.planner)};
   plan::Plan plan = warmup_plans[0];
