@@ -41,6 +41,17 @@ double fit_overhead(const std::vector<TransferSample>& samples, double bps) {
   return std::max(0.0, weighted_median(std::move(residuals)));
 }
 
+double fit_bandwidth(const std::vector<TransferSample>& samples, double overhead_ms) {
+  check(samples);
+  std::vector<std::pair<double, double>> ms_per_byte;
+  for (const auto& s : samples)
+    if (s.bytes > 0 && s.ms > overhead_ms)
+      ms_per_byte.emplace_back((s.ms - overhead_ms) / s.bytes, s.weight * s.bytes);
+  if (ms_per_byte.empty()) return 0;
+  const double m = weighted_median(std::move(ms_per_byte));
+  return m > 0 ? 8000.0 / m : 0;
+}
+
 LinkFit fit_link(const std::vector<TransferSample>& samples, double fallback_bps,
                  double min_spread) {
   check(samples);

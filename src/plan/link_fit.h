@@ -46,4 +46,9 @@ LinkFit fit_link(const std::vector<TransferSample>& samples, double fallback_bps
 // The (weighted) median of ms - 8000 * bytes / bps, clamped at 0. 0 for no samples.
 double fit_overhead(const std::vector<TransferSample>& samples, double bps);
 
+// The bandwidth for a known overhead: the median of (ms - overhead) / bytes over the
+// transfers, each weighted by weight x bytes (the large transfers say most about the
+// bandwidth). 0 when no transfer took longer than the overhead.
+double fit_bandwidth(const std::vector<TransferSample>& samples, double overhead_ms);
+
 }  // namespace dynacomm::plan

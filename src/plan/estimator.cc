@@ -1,0 +1,127 @@
+#include "plan/estimator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "base/error.h"
+
+namespace dynacomm::plan {
+
+namespace {
+
+double recency_weight(std::int64_t newest, std::int64_t iteration, double half_life) {
+  return std::exp2(-static_cast<double>(newest - iteration) / half_life);
+}
+
+double weighted_median(std::vector<std::pair<double, double>> v) {  // (value, weight)
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double total = 0;
+  for (const auto& p : v) total += p.second;
+  double seen = 0;
+  for (const auto& p : v) {
+    seen += p.second;
+    if (seen >= total / 2) return p.first;
+  }
+  return v.back().first;
+}
+
+}  // namespace
+
+void EstimatorOptions::validate() const {
+  if (window < 1) throw InvalidInput("estimator: the window must be at least 1 iteration");
+  if (!(half_life > 0) || !std::isfinite(half_life))
+    throw InvalidInput("estimator: the half-life must be a positive number of iterations");
+  if (max_transfers < 3) throw InvalidInput("estimator: keep at least 3 transfers");
+}
+
+UnitTimeEstimator::UnitTimeEstimator(std::size_t units, EstimatorOptions options)
+    : units_(units), options_(options) {
+  options_.validate();
+}
+
+void UnitTimeEstimator::add(std::int64_t iteration, const std::vector<double>& forward_ms,
+                            const std::vector<double>& backward_ms) {
+  if (forward_ms.size() != units_ || backward_ms.size() != units_)
+    throw InvalidInput("compute estimator: expected " + std::to_string(units_) +
+                       " unit times, got " + std::to_string(forward_ms.size()) + " forward and " +
+                       std::to_string(backward_ms.size()) + " backward");
+  for (std::size_t u = 0; u < units_; ++u)
+    if (!std::isfinite(forward_ms[u]) || !std::isfinite(backward_ms[u]) || forward_ms[u] < 0 ||
+        backward_ms[u] < 0)
+      throw InvalidInput("compute estimator: unit " + std::to_string(u) +
+                         " has a negative or non-finite time");
+  iterations_.push_back({iteration, forward_ms, backward_ms});
+  while (!iterations_.empty() && iterations_.front().iteration <= iteration - options_.window)
+    iterations_.pop_front();
+}
+
+void UnitTimeEstimator::apply(ModelProfile& profile) const {
+  if (profile.units.size() != units_)
+    throw InvalidInput("compute estimator: the profile has " +
+                       std::to_string(profile.units.size()) + " units, the estimator " +
+                       std::to_string(units_));
+  if (iterations_.empty()) return;
+  const std::int64_t newest = iterations_.back().iteration;
+  for (std::size_t u = 0; u < units_; ++u) {
+    std::vector<std::pair<double, double>> f, b;
+    for (const Iteration& it : iterations_) {
+      const double w = recency_weight(newest, it.iteration, options_.half_life);
+      f.emplace_back(it.forward[u], w);
+      b.emplace_back(it.backward[u], w);
+    }
+    profile.units[u].forward_ms = weighted_median(std::move(f));
+    profile.units[u].backward_ms = weighted_median(std::move(b));
+  }
+}
+
+double UnitTimeEstimator::total_ms() const {
+  if (iterations_.empty()) return 0;
+  ModelProfile p;
+  p.units.resize(units_);
+  apply(p);
+  double total = 0;
+  for (const auto& u : p.units) total += u.forward_ms + u.backward_ms;
+  return total;
+}
+
+LinkEstimator::LinkEstimator(EstimatorOptions options) : options_(options) {
+  options_.validate();
+}
+
+void LinkEstimator::add(std::int64_t iteration, double bytes, double ms) {
+  if (!(bytes >= 0) || !std::isfinite(bytes) || !std::isfinite(ms))
+    throw InvalidInput("link estimator: a transfer has negative bytes or a non-finite time");
+  samples_.push_back({iteration, bytes, std::max(0.0, ms)});
+  while (!samples_.empty() && (samples_.front().iteration <= iteration - options_.window ||
+                               samples_.size() > options_.max_transfers))
+    samples_.pop_front();
+}
+
+std::vector<TransferSample> LinkEstimator::weighted() const {
+  std::vector<TransferSample> out;
+  if (samples_.empty()) return out;
+  std::int64_t newest = samples_.front().iteration;
+  for (const Sample& s : samples_) newest = std::max(newest, s.iteration);
+  for (const Sample& s : samples_)
+    out.push_back({s.bytes, s.ms, recency_weight(newest, s.iteration, options_.half_life)});
+  return out;
+}
+
+LinkFit LinkEstimator::estimate(double fallback_bps) {
+  const std::vector<TransferSample> s = weighted();
+  LinkFit f = fit_link(s, 0);
+  if (f.bandwidth_fitted) {
+    held_overhead_ms_ = f.overhead_ms;
+    return f;
+  }
+  if (held_overhead_ms_ < 0) return fit_link(s, fallback_bps);  // nothing to hold yet
+  f.overhead_ms = held_overhead_ms_;
+  f.bandwidth_bps = fit_bandwidth(s, held_overhead_ms_);
+  f.bandwidth_fitted = f.bandwidth_bps > 0;
+  if (!f.bandwidth_fitted) f.bandwidth_bps = fallback_bps;
+  return f;
+}
+
+}  // namespace dynacomm::plan

@@ -1,0 +1,122 @@
+#include "plan/estimator.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "base/error.h"
+
+namespace dynacomm::plan {
+namespace {
+
+// A stream of transfers of a link (bandwidth, overhead) over iterations: segment sizes as
+// a plan would have them, 5% multiplicative noise, and one transfer in ten an outlier
+// delayed by up to 10x (a busy core).
+struct Stream {
+  std::mt19937_64 rng{7};
+  void iteration(LinkEstimator& e, std::int64_t it, double bps, double overhead_ms,
+                 const std::vector<double>& sizes) {
+    std::normal_distribution<double> noise(1.0, 0.05);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (double bytes : sizes) {
+      double ms = (overhead_ms + 8000 * bytes / bps) * std::max(0.5, noise(rng));
+      if (u(rng) < 0.1) ms *= 1 + 9 * u(rng);
+      e.add(it, bytes, ms);
+    }
+  }
+};
+
+const std::vector<double> kMixed = {4e3, 60e3, 250e3, 1.2e6, 3e6, 9e3, 400e3};
+const std::vector<double> kEqual = {1e6, 1.02e6, 0.98e6, 1.01e6};
+
+TEST(LinkEstimator, ConvergesWithNoiseAndOutliers) {
+  LinkEstimator e({});
+  Stream s;
+  for (int it = 0; it < 8; ++it) s.iteration(e, it, 100e6, 2.0, kMixed);
+  const LinkFit f = e.estimate(50e6);
+  ASSERT_TRUE(f.bandwidth_fitted);
+  EXPECT_NEAR(f.bandwidth_bps, 100e6, 8e6);
+  EXPECT_NEAR(f.overhead_ms, 2.0, 0.6);
+}
+
+TEST(LinkEstimator, FollowsAStepWithinAFewIterations) {
+  LinkEstimator e({});
+  Stream s;
+  for (int it = 0; it < 10; ++it) s.iteration(e, it, 100e6, 1.0, kMixed);
+  EXPECT_NEAR(e.estimate(0).bandwidth_bps, 100e6, 10e6);
+  int caught_up = -1;
+  for (int it = 10; it < 20 && caught_up < 0; ++it) {
+    s.iteration(e, it, 10e6, 1.0, kMixed);
+    if (std::abs(e.estimate(0).bandwidth_bps - 10e6) < 1.5e6) caught_up = it - 9;
+  }
+  EXPECT_GE(caught_up, 1);
+  EXPECT_LE(caught_up, 3) << "iterations after the step until the estimate follows";
+}
+
+TEST(LinkEstimator, EqualSizesHoldTheOverheadAndFitTheBandwidth) {
+  LinkEstimator e({});
+  Stream s;
+  for (int it = 0; it < 4; ++it) s.iteration(e, it, 100e6, 3.0, kMixed);  // warm-up: spread
+  const LinkFit before = e.estimate(0);
+  ASSERT_TRUE(before.bandwidth_fitted);
+  // Now a plan whose segments all have about one size, on a link that became 4x slower.
+  for (int it = 4; it < 16; ++it) s.iteration(e, it, 25e6, 3.0, kEqual);
+  const LinkFit after = e.estimate(0);
+  EXPECT_TRUE(after.bandwidth_fitted);
+  EXPECT_DOUBLE_EQ(after.overhead_ms, before.overhead_ms) << "held from the spread window";
+  EXPECT_NEAR(after.bandwidth_bps, 25e6, 2.5e6);
+  // The line passes through the points in use: 1 MB is predicted right.
+  const double predicted = after.overhead_ms + 8000 * 1e6 / after.bandwidth_bps;
+  EXPECT_NEAR(predicted, 3.0 + 8000 * 1e6 / 25e6, 0.06 * predicted);
+}
+
+TEST(LinkEstimator, WithoutAnySpreadUsesTheFallbackBandwidth) {
+  LinkEstimator e({});
+  for (int it = 0; it < 3; ++it) e.add(it, 1e6, 85.0);
+  const LinkFit f = e.estimate(100e6);
+  EXPECT_FALSE(f.bandwidth_fitted);
+  EXPECT_DOUBLE_EQ(f.bandwidth_bps, 100e6);
+  EXPECT_NEAR(f.overhead_ms, 5.0, 1e-9);
+}
+
+TEST(LinkEstimator, ForgetsOutsideTheWindowAndBoundsItsSamples) {
+  EstimatorOptions o;
+  o.window = 3;
+  o.max_transfers = 10;
+  LinkEstimator e(o);
+  for (int it = 0; it < 10; ++it)
+    for (int k = 0; k < 6; ++k) e.add(it, 1e3 * (k + 1), 1.0);
+  EXPECT_EQ(e.size(), 10u);
+  EXPECT_THROW(e.add(11, -1, 1.0), InvalidInput);
+}
+
+TEST(UnitTimeEstimator, RecentIterationsWinAndOutliersDoNot) {
+  UnitTimeEstimator c(2, {});
+  for (int it = 0; it < 8; ++it) c.add(it, {10, 20}, {30, 40});
+  c.add(8, {500, 20}, {30, 40});  // one disturbed iteration
+  ModelProfile p;
+  p.units.resize(2);
+  c.apply(p);
+  EXPECT_DOUBLE_EQ(p.units[0].forward_ms, 10);
+  // The device becomes 2x slower: after a few iterations the estimate follows.
+  for (int it = 9; it < 12; ++it) c.add(it, {20, 40}, {60, 80});
+  c.apply(p);
+  EXPECT_DOUBLE_EQ(p.units[0].forward_ms, 20);
+  EXPECT_DOUBLE_EQ(p.units[1].backward_ms, 80);
+  EXPECT_DOUBLE_EQ(c.total_ms(), 20 + 40 + 60 + 80);
+}
+
+TEST(UnitTimeEstimator, RejectsBadInput) {
+  UnitTimeEstimator c(2, {});
+  EXPECT_THROW(c.add(0, {1}, {1, 2}), InvalidInput);
+  EXPECT_THROW(c.add(0, {1, -2}, {1, 2}), InvalidInput);
+  ModelProfile p;
+  p.units.resize(3);
+  EXPECT_THROW(c.apply(p), InvalidInput);
+  EstimatorOptions bad;
+  bad.half_life = 0;
+  EXPECT_THROW(UnitTimeEstimator(2, bad), InvalidInput);
+}
+
+}  // namespace
+}  // namespace dynacomm::plan

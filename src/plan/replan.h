@@ -1,0 +1,85 @@
+// Re-planning while training runs: when to change the plan, and to which.
+//
+// The policy keeps the plan in use and the estimates it was made for. Given new estimates
+// it re-predicts the plan in use under them and plans afresh; it changes plan when the
+// fresh plan is predicted faster by more than `threshold` (a fraction of the plan in use's
+// time) and at least `min_interval` iterations have passed since the last change. The
+// threshold is the hysteresis that keeps noise in the estimates from flipping between two
+// nearly equal plans; the interval bounds how often a change can happen at all. The clock
+// is the iteration number the caller passes in, so the policy is tested without sleeping.
+//
+//   ReplanPolicy policy("dynacomm", {}, {0.05, 3});
+//   policy.adopt(2, plan, profile, link);                 // after warm-up
+//   if (policy.due(it)) {
+//     ReplanDecision d = policy.evaluate(new_profile, new_link);   // any thread
+//     if (d.change) policy.adopt(it + 1, d.plan, new_profile, new_link);
+//   }
+//
+// Modes, as `dynacomm bench --link-trace` compares them: dynamic (the above), static
+// (planned once after warm-up), epoch (the paper's: re-plan at every epoch start, whatever
+// the gain) and oracle (re-plan at every change of the link, handed its true figures).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "plan/plan.h"
+#include "plan/planner.h"
+#include "plan/profile.h"
+
+namespace dynacomm::plan {
+
+enum class ReplanMode { kDynamic, kStatic, kEpoch, kOracle };
+ReplanMode parse_replan_mode(const std::string& text);  // throws InvalidInput listing modes
+const char* to_string(ReplanMode mode);
+
+struct ReplanOptions {
+  double threshold = 0.05;        // change when the best plan is faster by more than this
+  std::int64_t min_interval = 3;  // iterations between changes (and after the first plan)
+
+  void validate() const;  // throws InvalidInput naming the option
+};
+
+struct ReplanDecision {
+  bool change = false;
+  Plan plan;              // the best plan for the estimates
+  double current_ms = 0;  // the plan in use, predicted under the estimates
+  double best_ms = 0;     // the best plan, predicted under the estimates
+  std::string why;        // what moved since the plan in use was made
+  double gain_ms() const { return current_ms - best_ms; }
+};
+
+class ReplanPolicy {
+ public:
+  ReplanPolicy(std::string scheduler, PlannerOptions planner, ReplanOptions options);
+
+  // The plan now in use from `iteration` on, and the estimates it was made for.
+  void adopt(std::int64_t iteration, const Plan& plan, const ModelProfile& profile,
+             const LinkProfile& link);
+  bool adopted() const { return adopted_at_ >= 0; }
+  // Whether a change may take effect at `iteration` (min_interval after the last one).
+  bool due(std::int64_t iteration) const;
+  // Plans for the estimates and compares; `threshold` < 0 uses the option. Pure and
+  // const: safe to run on another thread on a copy of the policy.
+  ReplanDecision evaluate(const ModelProfile& profile, const LinkProfile& link,
+                          double threshold = -1) const;
+
+  const Plan& current() const { return current_; }
+  const std::string& scheduler() const { return scheduler_; }
+
+ private:
+  std::string scheduler_;
+  PlannerOptions planner_;
+  ReplanOptions options_;
+  Plan current_;
+  ModelProfile made_for_profile_;
+  LinkProfile made_for_link_;
+  std::int64_t adopted_at_ = -1;
+};
+
+// "downlink 95.0 Mbit/s -> 9.8 Mbit/s, compute x2.05", naming what moved by more than 5%
+// between two sets of estimates ("no figure moved by more than 5%" otherwise).
+std::string describe_change(const ModelProfile& before_profile, const LinkProfile& before_link,
+                            const ModelProfile& after_profile, const LinkProfile& after_link);
+
+}  // namespace dynacomm::plan

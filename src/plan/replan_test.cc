@@ -1,0 +1,142 @@
+#include "plan/replan.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "base/error.h"
+#include "plan/simulate.h"
+
+namespace dynacomm::plan {
+namespace {
+
+// Ten units whose sizes differ by orders of magnitude, compute comparable to the link time
+// at 100 Mbit/s; every transmission costs 1 ms. The best plan at 10 Mbit/s (few segments)
+// is a poor one at 100 Mbit/s, where overlap pays.
+ModelProfile profile() {
+  ModelProfile p;
+  p.model = "synthetic";
+  p.batch = 32;
+  const double mb[] = {0.01, 0.3, 0.05, 1.2, 0.2, 2.0, 0.02, 0.8, 0.1, 1.5};
+  for (int u = 0; u < 10; ++u) {
+    const auto bytes = static_cast<std::int64_t>(mb[u] * 1e6);
+    p.units.push_back({"u" + std::to_string(u), bytes / 4, bytes, 6.0 + u, 12.0 + 2 * u});
+  }
+  return p;
+}
+
+LinkProfile link(double mbit) { return {mbit * 1e6, mbit * 1e6, 1.0, 1.0, 10.0}; }
+
+ReplanPolicy adopted_at(std::int64_t it, double mbit, ReplanOptions o = {}) {
+  ReplanPolicy policy("dynacomm", {}, o);
+  const Plan p = make_plan("dynacomm", profile(), link(mbit), {});
+  policy.adopt(it, p, profile(), link(mbit));
+  return policy;
+}
+
+TEST(ReplanPolicy, KeepsThePlanWhenNothingChanged) {
+  const ReplanPolicy policy = adopted_at(2, 10);
+  const ReplanDecision d = policy.evaluate(profile(), link(10));
+  EXPECT_FALSE(d.change);
+  EXPECT_DOUBLE_EQ(d.gain_ms(), 0);
+  EXPECT_EQ(d.why, "no figure moved by more than 5%");
+}
+
+TEST(ReplanPolicy, ChangesPlanWhenTheLinkGetsFasterAndSaysWhy) {
+  const ReplanPolicy policy = adopted_at(2, 10);
+  const ReplanDecision d = policy.evaluate(profile(), link(100));
+  ASSERT_FALSE(d.plan == policy.current());
+  EXPECT_TRUE(d.change);
+  EXPECT_GT(d.current_ms, d.best_ms * 1.05);
+  EXPECT_DOUBLE_EQ(d.current_ms, simulate(profile(), link(100), policy.current()));
+  EXPECT_NE(d.why.find("downlink 10 Mbit/s -> 100 Mbit/s"), std::string::npos) << d.why;
+  EXPECT_NE(d.why.find("uplink"), std::string::npos) << d.why;
+}
+
+TEST(ReplanPolicy, ThresholdDecides) {
+  const ReplanPolicy policy = adopted_at(2, 10);
+  const ReplanDecision d = policy.evaluate(profile(), link(100));
+  const double gain = d.current_ms / d.best_ms - 1;
+  EXPECT_TRUE(policy.evaluate(profile(), link(100), gain * 0.9).change);
+  EXPECT_FALSE(policy.evaluate(profile(), link(100), gain * 1.1).change);
+}
+
+TEST(ReplanPolicy, AtMostEveryMinIntervalIterations) {
+  ReplanOptions o;
+  o.min_interval = 4;
+  ReplanPolicy policy = adopted_at(10, 10, o);
+  EXPECT_FALSE(policy.due(10));
+  EXPECT_FALSE(policy.due(13));
+  EXPECT_TRUE(policy.due(14));
+  policy.adopt(14, policy.evaluate(profile(), link(100)).plan, profile(), link(100));
+  EXPECT_FALSE(policy.due(17));
+  EXPECT_TRUE(policy.due(18));
+  EXPECT_FALSE(ReplanPolicy("dynacomm", {}, {}).due(100)) << "nothing adopted yet";
+}
+
+TEST(ReplanPolicy, NoOscillationUnderNoisyEstimatesOfAFixedLink) {
+  // 200 iterations of estimates scattered +-10% (bandwidth) and +-20% (compute) around one
+  // setting: the policy, run as the worker runs it, never changes plan.
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> bw(0.9, 1.1), cpu(0.8, 1.2);
+  for (double mbit : {10.0, 30.0, 100.0, 1000.0}) {
+    ReplanPolicy policy = adopted_at(2, mbit);
+    int changes = 0;
+    for (std::int64_t it = 3; it < 200; ++it) {
+      if (!policy.due(it)) continue;
+      ModelProfile p = profile();
+      for (auto& u : p.units) u.backward_ms *= cpu(rng);
+      LinkProfile l = link(mbit);
+      l.down_bps *= bw(rng);
+      l.up_bps *= bw(rng);
+      const ReplanDecision d = policy.evaluate(p, l);
+      if (d.change) {
+        ++changes;
+        policy.adopt(it + 1, d.plan, p, l);
+      }
+    }
+    EXPECT_EQ(changes, 0) << "at " << mbit << " Mbit/s";
+  }
+}
+
+TEST(ReplanPolicy, FollowsAStepAndThenStays) {
+  ReplanPolicy policy = adopted_at(2, 10);
+  int changes = 0;
+  for (std::int64_t it = 3; it < 60; ++it) {
+    const double mbit = it < 20 ? 10 : 100;
+    if (!policy.due(it)) continue;
+    const ReplanDecision d = policy.evaluate(profile(), link(mbit));
+    if (d.change) {
+      ++changes;
+      EXPECT_GE(it, 20);
+      policy.adopt(it + 1, d.plan, profile(), link(mbit));
+    }
+  }
+  EXPECT_EQ(changes, 1);
+  EXPECT_TRUE(policy.current() == make_plan("dynacomm", profile(), link(100), {}));
+}
+
+TEST(ReplanPolicy, ModesAndOptions) {
+  EXPECT_EQ(parse_replan_mode("dynamic"), ReplanMode::kDynamic);
+  EXPECT_EQ(parse_replan_mode("oracle"), ReplanMode::kOracle);
+  EXPECT_STREQ(to_string(parse_replan_mode("epoch")), "epoch");
+  EXPECT_STREQ(to_string(parse_replan_mode("static")), "static");
+  EXPECT_THROW(parse_replan_mode("sometimes"), InvalidInput);
+  EXPECT_THROW(ReplanPolicy("dynacomm", {}, {-0.1, 3}), InvalidInput);
+  EXPECT_THROW(ReplanPolicy("dynacomm", {}, {0.05, 0}), InvalidInput);
+  EXPECT_THROW(ReplanPolicy("dynacomm", {}, {}).evaluate(profile(), link(10)), Error);
+}
+
+TEST(DescribeChange, NamesWhatMoved) {
+  ModelProfile slow = profile();
+  for (auto& u : slow.units) u.forward_ms *= 2, u.backward_ms *= 2;
+  LinkProfile l = link(100);
+  l.latency_ms = 50;
+  const std::string s = describe_change(profile(), link(100), slow, l);
+  EXPECT_NE(s.find("latency"), std::string::npos) << s;
+  EXPECT_NE(s.find("compute x2.00"), std::string::npos) << s;
+  EXPECT_EQ(s.find("downlink"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace dynacomm::plan
