@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -23,6 +24,8 @@
 #include "cluster/local_cluster.h"
 #include "plan/planner.h"
 #include "plan/quantity.h"
+#include "plan/replan.h"
+#include "plan/trace_file.h"
 #include "report/run_folder.h"
 #include "report/svg_chart.h"
 
@@ -40,6 +43,7 @@ struct BenchFlags {
   std::string out;
   int threads = 0;
   std::string peer_script = DYNACOMM_DDP_PEER;
+  std::string policies = "dynacomm,dynacomm-static,dynacomm-epoch,oracle";  // --link-trace
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -50,20 +54,54 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// metrics.csv (numbers only, one header line) as columns by name.
-std::map<std::string, std::vector<double>> read_metrics(const std::string& path) {
+// A CSV line's cells; a quoted cell may hold commas and doubled quotes.
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      out.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+// metrics.csv as columns by name: numbers (NaN where a cell is empty or text), and text.
+struct Metrics {
+  std::map<std::string, std::vector<double>> numbers;
+  std::map<std::string, std::vector<std::string>> text;
+  const std::vector<double>& at(const std::string& column) const {
+    auto it = numbers.find(column);
+    if (it == numbers.end()) throw Error("bench: metrics.csv has no column " + column);
+    return it->second;
+  }
+};
+Metrics read_metrics(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error("bench: " + path + " is missing");
   std::string line;
   std::getline(in, line);
-  const std::vector<std::string> names = split(line);
-  std::map<std::string, std::vector<double>> cols;
+  const std::vector<std::string> names = csv_cells(line);
+  Metrics m;
   while (std::getline(in, line)) {
-    const std::vector<std::string> cells = split(line);
-    for (std::size_t i = 0; i < names.size() && i < cells.size(); ++i)
-      cols[names[i]].push_back(std::stod(cells[i]));
+    const std::vector<std::string> cells = csv_cells(line);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const std::string c = i < cells.size() ? cells[i] : "";
+      char* end = nullptr;
+      const double v = std::strtod(c.c_str(), &end);
+      m.numbers[names[i]].push_back(!c.empty() && end && *end == 0 ? v : std::nan(""));
+      m.text[names[i]].push_back(c);
+    }
   }
-  return cols;
+  return m;
 }
 
 struct Stats {
@@ -132,7 +170,11 @@ std::pair<Stats, std::int64_t> run_ddp(const BenchFlags& f, const JobFlags& j,
           res["params"].get<std::int64_t>()};
 }
 
+// `dynacomm bench --link-trace`: the re-planning policies, one job each on the same trace.
+void run_trace_bench(const BenchFlags& f);
+
 void run_bench(const BenchFlags& f) {
+  if (!f.job.link_trace.empty() || !f.job.device_slowdown_trace.empty()) return run_trace_bench(f);
   JobFlags base = f.job;
   std::vector<std::string> schedulers =
       f.schedulers == "all" ? plan::planner_names() : split(f.schedulers);
@@ -318,6 +360,216 @@ void run_bench(const BenchFlags& f) {
   std::printf("results in %s (bench.json, bench.csv, bench.md, *.svg)\n", out.c_str());
 }
 
+
+// One policy's run on the trace: every iteration after warm-up but the job's last (whose
+// time includes fetching the final model for evaluation).
+struct PolicyRun {
+  std::string name;
+  std::vector<double> start_s, ms;
+  std::vector<std::int64_t> iteration;
+  nlohmann::json plan_changes = nlohmann::json::array();
+  double ideal_ms = 0;
+};
+
+plan::ReplanMode policy_mode(const std::string& name) {
+  if (name == "dynacomm") return plan::ReplanMode::kDynamic;
+  if (name == "dynacomm-static") return plan::ReplanMode::kStatic;
+  if (name == "dynacomm-epoch") return plan::ReplanMode::kEpoch;
+  if (name == "oracle") return plan::ReplanMode::kOracle;
+  throw InvalidInput("bench: unknown policy '" + name +
+                     "' (known: dynacomm, dynacomm-static, dynacomm-epoch, oracle)");
+}
+
+void run_trace_bench(const BenchFlags& f) {
+  JobFlags base = f.job;
+  const std::vector<std::string> policies = split(f.policies);
+  if (policies.empty()) throw InvalidInput("bench: --policies names no policy");
+  for (const auto& p : policies) (void)policy_mode(p);
+  if (!f.sweep.empty() || !f.peers.empty())
+    throw InvalidInput("bench: --link-trace compares re-planning policies; it does not combine "
+                       "with --sweep-bandwidth or --peers");
+  if (f.iterations < 1) throw InvalidInput("bench: --iterations must be at least 1");
+  base.rotation.clear();
+  base.iterations = base.warmup + f.iterations + 1;  // + the last, not measured
+  base.epochs = 1000;                                // --iterations ends the run
+  if (base.test_samples == 0) base.test_samples = 1000;
+  (void)base.worker_options();  // validates, traces included
+  plan::LinkTrace trace;
+  if (!base.link_trace.empty()) trace = plan::load_link_trace(base.link_trace);
+
+  const std::string out = f.out.empty() ? "runs/bench-" + base.model + "-trace" : f.out;
+  report::RunFolder folder(out);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = f.threads > 0 ? f.threads : std::max(1, cores / base.workers);
+  cluster::install_interrupt_handler();
+
+  std::vector<PolicyRun> runs;
+  std::int64_t epoch_iterations = 0;
+  for (const std::string& name : policies) {
+    JobFlags j = base;
+    j.replan = plan::to_string(policy_mode(name));
+    const std::vector<JobFlags> per_worker = per_worker_flags(j, {});
+    const std::string dir = out + "/" + name;
+    std::fprintf(stderr, "bench: %s, policy %s (--replan %s) on %s, %lld iterations after "
+                 "warm-up\n", j.model.c_str(), name.c_str(), j.replan.c_str(),
+                 base.link_trace.empty() ? base.device_slowdown_trace.c_str()
+                                         : base.link_trace.c_str(),
+                 static_cast<long long>(f.iterations));
+    std::unique_ptr<cluster::NetnsTopology> topology;
+    if (j.net == "netns")
+      topology = std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker));
+    const nlohmann::json summary = run_cluster_job(j, per_worker, dir, threads, topology.get());
+    const Metrics m = read_metrics(dir + "/metrics.csv");
+    const auto& it = m.at("iteration");
+    PolicyRun run;
+    run.name = name;
+    run.ideal_ms = summary["ideal_ms"].get<double>();
+    for (std::size_t i = 0; i + 1 < it.size(); ++i) {
+      if (it[i] < j.warmup) continue;
+      run.iteration.push_back(static_cast<std::int64_t>(it[i]));
+      run.start_s.push_back(m.at("start_s")[i]);
+      run.ms.push_back(m.at("iteration_ms")[i]);
+    }
+    run.plan_changes = summary["plan_changes"];
+    epoch_iterations = summary.value("iterations_per_epoch", std::int64_t{0});
+    runs.push_back(std::move(run));
+  }
+
+  // The link's changes as worker 0 sees them (after the first row).
+  std::vector<plan::LinkTracePoint> rows = trace.for_worker(0);
+  std::vector<std::pair<double, double>> windows;  // [change, next change)
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].down_bps != rows[i - 1].down_bps || rows[i].up_bps != rows[i - 1].up_bps ||
+        rows[i].latency_ms != rows[i - 1].latency_ms)
+      windows.push_back({rows[i].time_s, 1e300});
+  for (std::size_t i = 0; i + 1 < windows.size(); ++i) windows[i].second = windows[i + 1].first;
+  auto in_window = [](const PolicyRun& r, std::pair<double, double> w) {
+    std::vector<double> v;
+    for (std::size_t i = 0; i < r.ms.size(); ++i)
+      if (r.start_s[i] >= w.first && r.start_s[i] < w.second) v.push_back(r.ms[i]);
+    return v;
+  };
+  const PolicyRun* oracle = nullptr;
+  for (const auto& r : runs)
+    if (r.name == "oracle") oracle = &r;
+
+  nlohmann::json json_rows = nlohmann::json::array();
+  std::string md = "# dynacomm bench: re-planning on a trace: " + base.model + ", " +
+                   std::to_string(base.workers) + " workers, batch " + std::to_string(base.batch) +
+                   ", links " + (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") +
+                   "\n\nTrace: " + (base.link_trace.empty() ? "(none)" : base.link_trace) +
+                   (base.device_slowdown_trace.empty() ? "" : ", device " + base.device_slowdown_trace) +
+                   ". " + std::to_string(f.iterations) + " iterations after warm-up per policy, one job "
+                   "each, one after the other; an epoch is " + std::to_string(epoch_iterations) +
+                   " iterations.\n\n";
+  md += "| policy | run time after warm-up (s) | median ms | min-max ms | plan changes |";
+  for (std::size_t w = 0; w < windows.size(); ++w)
+    md += " after the change at " + fmt("%.0f", windows[w].first) +
+          " s: iterations to within 10% of the oracle | then median ms (vs oracle) |";
+  md += "\n|---|---|---|---|---|";
+  for (std::size_t w = 0; w < windows.size(); ++w) md += "---|---|";
+  md += "\n";
+  std::string csv = "policy,iteration,start_s,iteration_ms\n";
+  report::LineChart times{base.model + ": iteration time on the trace, worker 0", "time since the job's start (s)",
+                          "iteration time (ms)", {}};
+  times.continuous_x = true;
+  double t_end = 0;
+  for (const auto& r : runs) {
+    const Stats st = stats_of(r.ms);
+    double total = 0;
+    for (double v : r.ms) total += v;
+    nlohmann::json after = nlohmann::json::array();
+    md += "| " + r.name + " | " + fmt("%.1f", total / 1e3) + " | " + fmt("%.1f", st.median) + " | " +
+          fmt("%.1f", st.min) + "-" + fmt("%.1f", st.max) + " | " +
+          std::to_string(r.plan_changes.size()) + " |";
+    for (const auto& w : windows) {
+      const std::vector<double> mine = in_window(r, w);
+      std::vector<double> ref = oracle ? in_window(*oracle, w) : std::vector<double>{};
+      // The oracle's settled time: its iterations in the window after the first two.
+      if (ref.size() > 2) ref.erase(ref.begin(), ref.begin() + 2);
+      const double reference = ref.empty() ? 0 : median(ref);
+      int settled = -1;  // 1-based: the iteration from which 3 in a row have a median within 10%
+      for (std::size_t k = 0; reference > 0 && k + 3 <= mine.size() && settled < 0; ++k)
+        if (median(std::vector<double>(mine.begin() + static_cast<long>(k),
+                                       mine.begin() + static_cast<long>(k) + 3)) <= 1.1 * reference)
+          settled = static_cast<int>(k) + 1;
+      const std::vector<double> later(mine.size() > 5 ? mine.begin() + 5 : mine.end(), mine.end());
+      const double later_median = later.empty() ? 0 : median(later);
+      after.push_back({{"change_s", w.first},
+                       {"iterations", mine.size()},
+                       {"iterations_to_within_10pct_of_oracle", settled > 0 ? nlohmann::json(settled) : nullptr},
+                       {"median_ms_from_6th", later.empty() ? nlohmann::json(nullptr) : nlohmann::json(later_median)},
+                       {"oracle_ms", reference > 0 ? nlohmann::json(reference) : nullptr}});
+      md += " " + (reference <= 0 ? std::string("-") : settled > 0 ? std::to_string(settled) : "not within " + std::to_string(mine.size())) +
+            " | " + (later.empty() ? std::string("-") : fmt("%.1f", later_median)) +
+            (reference > 0 && !later.empty() ? fmt(" (%.2fx)", later_median / reference) : "") + " |";
+    }
+    md += "\n";
+    json_rows.push_back({{"scheduler", r.name},
+                         {"replan", plan::to_string(policy_mode(r.name))},
+                         {"model", base.model},
+                         {"workers", base.workers},
+                         {"batch", base.batch},
+                         {"net", base.net},
+                         {"link_trace", base.link_trace},
+                         {"device_slowdown_trace", base.device_slowdown_trace},
+                         {"median_ms", st.median},
+                         {"min_ms", st.min},
+                         {"max_ms", st.max},
+                         {"total_ms", total},
+                         {"predicted_ms", nullptr},
+                         {"ideal_ms", r.ideal_ms},
+                         {"speedup_vs_sequential", nullptr},
+                         {"iteration", r.iteration},
+                         {"start_s", r.start_s},
+                         {"iteration_ms", r.ms},
+                         {"plan_changes", r.plan_changes},
+                         {"after_changes", after}});
+    report::Series ser{r.name, {}, {}};
+    for (std::size_t i = 0; i < r.ms.size(); ++i) {
+      ser.x.push_back(r.start_s[i] + r.ms[i] / 1e3);  // plotted where the iteration ended
+      ser.y.push_back(r.ms[i]);
+      csv += r.name + "," + std::to_string(r.iteration[i]) + "," + fmt("%.3f", r.start_s[i]) +
+             "," + fmt("%.3f", r.ms[i]) + "\n";
+      t_end = std::max(t_end, ser.x.back());
+    }
+    times.series.push_back(std::move(ser));
+  }
+  md += "\nPlan changes (after the first plan):\n\n";
+  for (const auto& r : runs)
+    for (const auto& c : r.plan_changes)
+      md += "- " + r.name + ", iteration " + std::to_string(c["iteration"].get<std::int64_t>()) +
+            ": plan " + std::to_string(c["plan_id"].get<int>()) + ", " + c["why"].get<std::string>() +
+            fmt(" (predicted %.1f", c["predicted_current_ms"].get<double>()) +
+            fmt(" -> %.1f ms)\n", c["predicted_best_ms"].get<double>());
+  times.x_min = 0;
+  times.x_max = t_end;
+  std::vector<std::string> charts = {report::render(times)};
+  if (!rows.empty()) {
+    report::LineChart link{"the link trace, worker 0", "time since the job's start (s)",
+                           "bandwidth (Mbit/s)", {{"down", {}, {}}, {"up", {}, {}}}};
+    link.continuous_x = true;
+    link.x_min = 0;
+    link.x_max = t_end;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double from = rows[i].time_s, to = i + 1 < rows.size() ? rows[i + 1].time_s : t_end;
+      if (from > t_end) break;
+      link.series[0].x.insert(link.series[0].x.end(), {from, std::min(to, t_end)});
+      link.series[0].y.insert(link.series[0].y.end(), {rows[i].down_bps / 1e6, rows[i].down_bps / 1e6});
+      link.series[1].x.insert(link.series[1].x.end(), {from, std::min(to, t_end)});
+      link.series[1].y.insert(link.series[1].y.end(), {rows[i].up_bps / 1e6, rows[i].up_bps / 1e6});
+    }
+    charts.push_back(report::render(link));
+  }
+  folder.write_text("trace.svg", report::stack(charts));
+  md += "\n![iteration time over the trace](trace.svg)\n";
+  folder.write_json("bench.json", json_rows);
+  folder.write_text("bench.csv", csv);
+  folder.write_text("bench.md", md);
+  std::printf("%s", md.c_str());
+  std::printf("results in %s (bench.json, bench.csv, bench.md, trace.svg)\n", out.c_str());
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -337,6 +589,10 @@ void add_bench_command(CLI::App& app) {
                   "Bandwidths to run, both directions, e.g. 20mbit,100mbit,1gbit");
   cmd->add_option("--peers", f->peers, "Peers on the same links: ddp (needs --net netns)");
   cmd->add_option("--peer-script", f->peer_script, "The DDP peer script")->capture_default_str();
+  cmd->add_option("--policies", f->policies,
+                  "With --link-trace / --device-slowdown-trace: the re-planning policies to "
+                  "compare, one job each on the same trace")
+      ->capture_default_str();
   cmd->add_option("--out", f->out, "Results folder (default runs/bench-MODEL)");
   cmd->add_option("--threads", f->threads, "Compute threads per process (0: cores / workers)")
       ->capture_default_str();

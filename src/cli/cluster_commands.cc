@@ -98,7 +98,12 @@ void add_worker_command(CLI::App& app) {
     worker::WorkerResult r = worker::run_worker(o, std::cerr);
     if (f->rank != 0 || f->out.empty()) return;
     report::RunFolder run(f->out);
-    std::vector<std::vector<double>> rows;
+    std::vector<std::vector<std::string>> rows;
+    auto cell = [](double x) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.10g", x);
+      return std::string(b);
+    };
     std::int64_t up = 0, down = 0;
     std::size_t epoch_index = 0;
     for (std::size_t i = 0; i < r.iterations.size(); ++i) {
@@ -109,14 +114,16 @@ void add_worker_command(CLI::App& app) {
       double acc = epoch_end && epoch_index < r.epoch_test_accuracy.size()
                        ? r.epoch_test_accuracy[epoch_index++]
                        : -1;
-      rows.push_back({static_cast<double>(it.iteration), static_cast<double>(it.epoch), it.ms,
-                      it.loss, static_cast<double>(it.bytes_up), static_cast<double>(it.bytes_down),
-                      static_cast<double>(it.plan_id), static_cast<double>(it.pull_segments),
-                      static_cast<double>(it.push_segments), acc});
+      rows.push_back({std::to_string(it.iteration), std::to_string(it.epoch), cell(it.start_s), cell(it.ms),
+                      cell(it.loss), std::to_string(it.bytes_up), std::to_string(it.bytes_down),
+                      std::to_string(it.plan_id), std::to_string(it.pull_segments),
+                      std::to_string(it.push_segments), cell(acc), it.plan_change,
+                      it.plan_change.empty() ? "" : cell(it.predicted_gain_ms)});
     }
     run.write_csv("metrics.csv",
-                  {"iteration", "epoch", "iteration_ms", "loss", "bytes_up", "bytes_down",
-                   "plan_id", "pull_segments", "push_segments", "test_accuracy"},
+                  {"iteration", "epoch", "start_s", "iteration_ms", "loss", "bytes_up", "bytes_down",
+                   "plan_id", "pull_segments", "push_segments", "test_accuracy", "plan_change",
+                   "predicted_gain_ms"},
                   rows);
     run.write_floats("weights.bin", r.final_weights);
     nlohmann::json plan = plan::to_json(r.plan);
@@ -126,6 +133,13 @@ void add_worker_command(CLI::App& app) {
                        {"scheduler", p.scheduler},
                        {"predicted_ms", p.predicted_ms},
                        {"plan", plan::to_json(p.plan)}});
+    nlohmann::json changes = nlohmann::json::array();
+    for (const auto& c : r.plan_changes)
+      changes.push_back({{"iteration", c.iteration},
+                         {"plan_id", c.plan_id},
+                         {"why", c.why},
+                         {"predicted_current_ms", c.predicted_current_ms},
+                         {"predicted_best_ms", c.predicted_best_ms}});
     run.write_json("summary.json",
                    {{"mode", "cluster"},
                     {"scheduler", f->job.scheduler},
@@ -133,6 +147,7 @@ void add_worker_command(CLI::App& app) {
                     {"workers", f->job.workers},
                     {"batch", f->job.batch},
                     {"iterations", static_cast<std::int64_t>(r.iterations.size())},
+                    {"iterations_per_epoch", r.steps_per_epoch},
                     {"median_iteration_ms", r.median_iteration_ms},
                     {"predicted_ms", r.predicted_ms},
                     {"predicted_sequential_ms", r.predicted_sequential_ms},
@@ -157,6 +172,8 @@ void add_worker_command(CLI::App& app) {
                       {"up", link_fit_json(r.measured_up)}}},
                     {"plan", plan},
                     {"plans", plans},
+                    {"replan", f->job.replan},
+                    {"plan_changes", changes},
                     {"ideal_ms", r.ideal_ms},
                     {"device_slowdown", f->job.device_slowdown},
                     {"profile", plan::to_json(r.profile)},

@@ -2,15 +2,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "base/error.h"
+#include "base/timed_replay.h"
 #include "cluster/local_cluster.h"
 #include "cluster/status.h"
+#include "plan/trace_file.h"
 #include "report/run_folder.h"
 
 namespace dynacomm::cli {
@@ -97,6 +101,31 @@ nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& p
                  "in the transport\n", topology->prefix().c_str());
   }
   if (j.net != "netns") topology = nullptr;
+  // Traces count from the job's start, on the steady clock all processes share; paths are
+  // made absolute for the children. Under netns this process changes the tbf rates.
+  const auto origin = std::chrono::steady_clock::now();
+  const double origin_ms =
+      std::chrono::duration<double, std::milli>(origin.time_since_epoch()).count();
+  auto absolute = [](const std::string& path) {
+    if (path.empty() || path[0] == '/') return path;
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (!real) throw InvalidInput("trace file " + path + ": cannot be opened");
+    std::string out(real);
+    std::free(real);
+    return out;
+  };
+  std::unique_ptr<TimedReplay> tc_replay;
+  if (topology && !j.link_trace.empty()) {
+    const plan::LinkTrace trace = plan::load_link_trace(j.link_trace);
+    trace.check_workers(j.workers);
+    std::vector<TimedReplay::Step> steps;
+    for (int r = 0; r < j.workers; ++r)
+      for (const plan::LinkTracePoint& p : trace.for_worker(r))
+        steps.push_back({p.time_s, [topology, r, p] { topology->set_rates(r, p.down_bps, p.up_bps); }});
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+    tc_replay = std::make_unique<TimedReplay>(origin, std::move(steps));
+  }
   report::RunFolder run(run_dir);
   cluster::LocalCluster c(self_exe(), run_dir, std::chrono::seconds(30));
   std::vector<std::string> ps_args = j.optimizer_args();
@@ -106,7 +135,11 @@ nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& p
                : c.start_ps(ps_args);
   const std::string port = endpoint.substr(endpoint.rfind(':'));
   for (int r = 0; r < j.workers; ++r) {
-    std::vector<std::string> args = per_worker[static_cast<std::size_t>(r)].worker_args();
+    JobFlags w = per_worker[static_cast<std::size_t>(r)];
+    w.trace_origin_ms = origin_ms;
+    w.link_trace = absolute(w.link_trace);
+    w.device_slowdown_trace = absolute(w.device_slowdown_trace);
+    std::vector<std::string> args = w.worker_args();
     const std::string ps =
         topology ? "tcp://" + cluster::NetnsTopology::ps_address(r) + port : endpoint;
     args.insert(args.end(), {"--ps", ps, "--threads", std::to_string(threads)});
@@ -132,7 +165,10 @@ nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& p
     }
   };
   try {
-    c.wait([&] { show(false); });
+    c.wait([&] {
+      show(false);
+      if (tc_replay) tc_replay->rethrow();  // a failed `tc qdisc change` ends the job
+    });
   } catch (...) {
     if (interactive && drawn) std::fprintf(stderr, "\n");
     throw;

@@ -66,6 +66,27 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
                   "Emulation: stretch every unit's compute by this factor (>= 1) to mimic a "
                   "slower edge device")
       ->capture_default_str();
+  cmd->add_option("--replan", replan,
+                  "Re-planning while training runs: dynamic (from online estimates, when the "
+                  "gain is above --replan-threshold), static (once, after warm-up), epoch (at "
+                  "every epoch's start, the paper's policy), oracle (at every change of "
+                  "--link-trace, given its true figures)")
+      ->capture_default_str();
+  cmd->add_option("--replan-threshold", replan_threshold,
+                  "dynamic: change plan when the new one is predicted faster by more than this "
+                  "fraction")
+      ->capture_default_str();
+  cmd->add_option("--replan-interval", replan_interval,
+                  "dynamic: at most one plan change every this many iterations")
+      ->capture_default_str();
+  cmd->add_option("--link-trace", link_trace,
+                  "Replay this link trace while training runs (CSV time_s,down,up,latency"
+                  "[,worker]; see traces/)");
+  cmd->add_option("--device-slowdown-trace", device_slowdown_trace,
+                  "Replay this device slowdown trace (CSV time_s,factor[,worker])");
+  cmd->add_option("--trace-origin-ms", trace_origin_ms,
+                  "Internal: the job's start on the steady clock, for replaying traces")
+      ->group("");
   cmd->add_option("--rotation", rotation,
                   "Benchmarking: schedulers taking turns after warm-up, comma-separated")
       ->group("Benchmarking");
@@ -98,11 +119,18 @@ std::vector<std::string> JobFlags::worker_args() const {
                                    "--warmup",         std::to_string(warmup),
                                    "--net",            net,
                                    "--device-slowdown", num(device_slowdown),
-                                   "--rotation-block", std::to_string(rotation_block)};
+                                   "--rotation-block", std::to_string(rotation_block),
+                                   "--replan",         replan,
+                                   "--replan-threshold", num(replan_threshold),
+                                   "--replan-interval", std::to_string(replan_interval),
+                                   "--trace-origin-ms", num(trace_origin_ms)};
   a.insert(a.end(), more.begin(), more.end());
   if (!up.empty()) a.insert(a.end(), {"--up", up});
   if (!rotation.empty()) a.insert(a.end(), {"--rotation", rotation});
   if (!data_dir.empty()) a.insert(a.end(), {"--data-dir", data_dir});
+  if (!link_trace.empty()) a.insert(a.end(), {"--link-trace", link_trace});
+  if (!device_slowdown_trace.empty())
+    a.insert(a.end(), {"--device-slowdown-trace", device_slowdown_trace});
   return a;
 }
 
@@ -153,6 +181,16 @@ worker::WorkerOptions JobFlags::worker_options() const {
   for (std::string n; std::getline(names, n, ',');)
     if (!n.empty()) o.rotation.push_back(n);
   o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+  o.replan = plan::parse_replan_mode(replan);
+  o.replan_options.threshold = replan_threshold;
+  o.replan_options.min_interval = replan_interval;
+  if (!link_trace.empty()) o.link_trace = plan::load_link_trace(link_trace);
+  if (!device_slowdown_trace.empty())
+    o.slowdown_trace = plan::load_slowdown_trace(device_slowdown_trace);
+  if (trace_origin_ms > 0)
+    o.trace_origin = std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double, std::milli>(trace_origin_ms)));
   return o;
 }
 

@@ -167,6 +167,94 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
   EXPECT_NE(read_file(out + "/gantt-1gbit.svg").find(">dynacomm<"), std::string::npos);
 }
 
+// The link gets 50x faster mid-run: the worker sees it in its transfers, re-plans (logged
+// in metrics.csv, summary.json and the trace), and learning is untouched: the weights equal
+// a run with the sequential plan bit for bit.
+TEST_F(ClusterTest, PlanFollowsALinkChangeAndTheWeightsStayTheSame) {
+  {
+    std::ofstream t(dir_ + "/step-up.csv");
+    t << "time_s,down,up,latency\n0,2mbit,2mbit,1ms\n10,100mbit,100mbit,1ms\n";
+  }
+  const std::string common =
+      " train --model lenet5 --iterations 30 --warmup 2 --batch 32 --train-samples 2000"
+      " --test-samples 100 --latency 1ms";
+  const std::string replanned = dir_ + "/replanned", reference = dir_ + "/reference";
+  std::string cmd = std::string(DYNACOMM_EXE) + common + " --down 2mbit --link-trace " + dir_ +
+                    "/step-up.csv --replan dynamic --replan-threshold 0.02 --out " + replanned +
+                    " > " + dir_ + "/replanned.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/replanned.log");
+  cmd = std::string(DYNACOMM_EXE) + common + " --down 1gbit --scheduler sequential" +
+        " --replan static --out " + reference + " > " + dir_ + "/reference.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/reference.log");
+
+  const nlohmann::json summary = nlohmann::json::parse(read_file(replanned + "/summary.json"));
+  ASSERT_GE(summary["plan_changes"].size(), 1u) << read_file(replanned + "/worker-0.log");
+  const auto& change = summary["plan_changes"][0];
+  EXPECT_GE(change["iteration"].get<int>(), 3);
+  EXPECT_NE(change["why"].get<std::string>().find("downlink"), std::string::npos) << change;
+  EXPECT_GT(change["predicted_current_ms"].get<double>(), change["predicted_best_ms"].get<double>());
+  EXPECT_GE(summary["plans"].size(), 2u);
+  // metrics.csv: the new plan id from the change on, with the reason on that row.
+  const std::string metrics = read_file(replanned + "/metrics.csv");
+  EXPECT_NE(metrics.find("plan_change,predicted_gain_ms"), std::string::npos);
+  EXPECT_NE(metrics.find("\"downlink "), std::string::npos) << metrics;
+  const nlohmann::json trace = nlohmann::json::parse(read_file(replanned + "/trace.json"));
+  int instants = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "i" && e["cat"] == "replan") ++instants;
+  EXPECT_GE(instants, 1);
+
+  EXPECT_EQ(nlohmann::json::parse(read_file(reference + "/summary.json"))["plan_changes"].size(), 0u);
+  const std::string w = read_file(replanned + "/weights.bin");
+  ASSERT_FALSE(w.empty());
+  EXPECT_TRUE(w == read_file(reference + "/weights.bin")) << "re-planning changed the weights";
+}
+
+// dynacomm bench --link-trace: the policies on one trace, each with its iteration times
+// and plan changes; the chart with the trace beneath.
+TEST_F(ClusterTest, BenchComparesReplanningPoliciesOnATrace) {
+  {
+    std::ofstream t(dir_ + "/trace.csv");
+    t << "# faster after 3 s\ntime_s,down,up,latency\n0,50mbit,50mbit,1ms\n3,1gbit,1gbit,1ms\n";
+  }
+  const std::string out = dir_ + "/bench";
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " bench --model lenet5 --iterations 8 --batch 32 --train-samples 2000"
+                          " --test-samples 100 --latency 1ms --link-trace " + dir_ +
+                          "/trace.csv --policies dynacomm,dynacomm-static,oracle --out " + out +
+                          " > " + dir_ + "/bench.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/bench.log");
+  const nlohmann::json rows = nlohmann::json::parse(read_file(out + "/bench.json"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["scheduler"], "dynacomm");
+  EXPECT_EQ(rows[1]["scheduler"], "dynacomm-static");
+  EXPECT_EQ(rows[2]["scheduler"], "oracle");
+  for (const auto& r : rows) {
+    EXPECT_EQ(r["iteration_ms"].size(), 8u) << r["scheduler"];
+    EXPECT_TRUE(r["plan_changes"].is_array());
+    EXPECT_GT(r["total_ms"].get<double>(), 0);
+    EXPECT_EQ(r["after_changes"].size(), 1u);
+  }
+  EXPECT_EQ(rows[1]["plan_changes"].size(), 0u) << "static never re-plans";
+  const std::string svg = read_file(out + "/trace.svg");
+  for (const char* s : {">dynacomm<", ">oracle<", ">down<", "the link trace"})
+    EXPECT_NE(svg.find(s), std::string::npos) << s;
+  EXPECT_NE(read_file(out + "/bench.md").find("| oracle |"), std::string::npos);
+}
+
+// A malformed trace is refused before anything starts, naming the line.
+TEST_F(ClusterTest, MalformedTraceIsRefusedNamingTheLine) {
+  {
+    std::ofstream t(dir_ + "/bad.csv");
+    t << "time_s,down,up,latency\n0,50mbit,50mbit,1ms\n3,fast,1gbit,1ms\n";
+  }
+  const std::string cmd = std::string(DYNACOMM_EXE) + " train --model lenet5 --iterations 3 --link-trace " +
+                          dir_ + "/bad.csv --out " + dir_ + "/run > " + dir_ + "/bad.log 2>&1";
+  EXPECT_NE(std::system(cmd.c_str()), 0);
+  EXPECT_NE(read_file(dir_ + "/bad.log").find("bad.csv:3:"), std::string::npos)
+      << read_file(dir_ + "/bad.log");
+}
+
 TEST_F(ClusterTest, WorkerWithAnotherModelIsRefusedClearly) {
   try {
     run("mismatch", 1, "dynacomm", "lenet5");

@@ -30,6 +30,12 @@ void LinkShaper::set_rate(double bandwidth_bps) {
   bps_ = bandwidth_bps;
 }
 
+void LinkShaper::set_latency(double latency_ms) {
+  if (!std::isfinite(latency_ms) || latency_ms < 0)
+    throw InvalidInput("link shaper: latency must be >= 0");
+  latency_ = seconds(latency_ms / 1e3);
+}
+
 LinkShaper::Clock::time_point LinkShaper::deliver_at(Clock::time_point now, std::int64_t bytes) {
   // Burst credit: an idle link has saved up to burst_bytes of tokens.
   double credit = 0;

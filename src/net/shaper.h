@@ -30,6 +30,7 @@ class LinkShaper {
   Clock::time_point deliver_at(Clock::time_point now, std::int64_t bytes);
 
   void set_rate(double bandwidth_bps);  // takes effect for later messages
+  void set_latency(double latency_ms);  // the same
   double bandwidth_bps() const { return bps_; }
 
  private:

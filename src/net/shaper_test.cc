@@ -29,6 +29,8 @@ TEST(LinkShaper, FifoPacingAndLatency) {
   EXPECT_NEAR(ms_between(t0, link.deliver_at(later, 1000)), 101 + 10, 1e-6);
   link.set_rate(4e6);
   EXPECT_NEAR(ms_between(t0, link.deliver_at(later, 1000)), 103 + 10, 1e-6);
+  link.set_latency(50);
+  EXPECT_NEAR(ms_between(t0, link.deliver_at(later, 1000)), 105 + 50, 1e-6);
 }
 
 TEST(LinkShaper, BurstCreditIsBounded) {
@@ -43,6 +45,7 @@ TEST(LinkShaper, RejectsBadSettings) {
   EXPECT_THROW(LinkShaper(1e6, -1), InvalidInput);
   LinkShaper l(1e6, 0);
   EXPECT_THROW(l.set_rate(-5), InvalidInput);
+  EXPECT_THROW(l.set_latency(-1), InvalidInput);
 }
 
 }  // namespace

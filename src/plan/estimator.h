@@ -78,6 +78,10 @@ class LinkEstimator {
   // the bandwidth came from the transfers. Not thread-safe; copy the estimator to fit
   // elsewhere.
   LinkFit estimate(double fallback_bps);
+  // The overhead held for windows without spread (< 0: none yet). A copy fitted elsewhere
+  // hands its held overhead back with hold_overhead.
+  double held_overhead_ms() const { return held_overhead_ms_; }
+  void hold_overhead(double ms) { held_overhead_ms_ = ms; }
 
  private:
   std::vector<TransferSample> weighted() const;

@@ -83,5 +83,18 @@ TEST(TraceFile, ParsesAndRejectsSlowdownTraces) {
   }
 }
 
+// The traces shipped under traces/ parse, start at 0 and change the link (or device).
+TEST(TraceFile, ShippedTracesParse) {
+  for (const char* name : {"step-down", "step-up", "periodic", "drift", "flat"}) {
+    const LinkTrace t = load_link_trace(std::string(DYNACOMM_TRACES_DIR) + "/" + name + ".csv");
+    ASSERT_FALSE(t.points.empty()) << name;
+    EXPECT_EQ(t.points.front().time_s, 0) << name;
+    EXPECT_EQ(t.points.size() > 1, std::string(name) != "flat") << name;
+  }
+  const SlowdownTrace d =
+      load_slowdown_trace(std::string(DYNACOMM_TRACES_DIR) + "/device-slowdown-step.csv");
+  EXPECT_EQ(d.points.size(), 2u);
+}
+
 }  // namespace
 }  // namespace dynacomm::plan

@@ -19,6 +19,14 @@ void ChromeTrace::add_event(int pid, int tid, const std::string& name, const std
   trace_["traceEvents"].push_back(std::move(e));
 }
 
+void ChromeTrace::add_instant(int pid, int tid, const std::string& name,
+                              const std::string& category, double at_ms, nlohmann::json args) {
+  nlohmann::json e = {{"name", name}, {"cat", category}, {"ph", "i"}, {"s", "p"},
+                      {"pid", pid},   {"tid", tid},      {"ts", at_ms * 1e3}};
+  if (!args.is_null()) e["args"] = std::move(args);
+  trace_["traceEvents"].push_back(std::move(e));
+}
+
 void ChromeTrace::name_process(int pid, const std::string& name) {
   trace_["traceEvents"].push_back(
       {{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", name}}}});

@@ -23,6 +23,9 @@ class ChromeTrace {
   // Adds one complete event on track `tid` of process `pid`.
   void add_event(int pid, int tid, const std::string& name, const std::string& category,
                  double start_ms, double end_ms, nlohmann::json args = nullptr);
+  // Adds a moment (a plan change, say) on track `tid` of process `pid`, drawn across it.
+  void add_instant(int pid, int tid, const std::string& name, const std::string& category,
+                   double at_ms, nlohmann::json args = nullptr);
   void name_process(int pid, const std::string& name);
   void name_track(int pid, int tid, const std::string& name);
 

@@ -31,5 +31,15 @@ TEST(ChromeTrace, TimelineBecomesCompleteEventsOnThreeTracks) {
   EXPECT_EQ(complete, 4);
 }
 
+TEST(ChromeTrace, InstantEventsCarryTheirArguments) {
+  ChromeTrace trace;
+  trace.add_instant(1, ChromeTrace::kCompute, "plan change", "replan", 2.5, {{"plan_id", 3}});
+  const auto& e = trace.json()["traceEvents"].back();
+  EXPECT_EQ(e["ph"], "i");
+  EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 2500);
+  EXPECT_EQ(e["args"]["plan_id"], 3);
+  EXPECT_EQ(e["pid"], 1);
+}
+
 }  // namespace
 }  // namespace dynacomm::report

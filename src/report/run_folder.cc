@@ -67,6 +67,24 @@ void RunFolder::write_csv(const std::string& name, const std::vector<std::string
   write_text(name, os.str());
 }
 
+void RunFolder::write_csv(const std::string& name, const std::vector<std::string>& header,
+                          const std::vector<std::vector<std::string>>& rows) const {
+  auto cell = [](const std::string& c) {
+    if (c.find_first_of(",\"\r\n") == std::string::npos) return c;
+    std::string q = "\"";
+    for (char ch : c) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  std::ostringstream os;
+  for (std::size_t i = 0; i < header.size(); ++i) os << (i ? "," : "") << cell(header[i]);
+  os << "\n";
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) os << (i ? "," : "") << cell(row[i]);
+    os << "\n";
+  }
+  write_text(name, os.str());
+}
+
 void RunFolder::write_floats(const std::string& name, const std::vector<float>& values) const {
   static_assert(sizeof(float) == 4, "float32 expected");
   const std::uint16_t probe = 1;

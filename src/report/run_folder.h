@@ -25,6 +25,9 @@ class RunFolder {
   void write_json(const std::string& name, const nlohmann::json& j) const;
   void write_csv(const std::string& name, const std::vector<std::string>& header,
                  const std::vector<std::vector<double>>& rows) const;
+  // The same with text cells; a cell holding a comma, quote or line break is quoted.
+  void write_csv(const std::string& name, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows) const;
   void write_floats(const std::string& name, const std::vector<float>& values) const;
 
  private:

@@ -136,6 +136,8 @@ std::string render(const LineChart& c) {
       yhi = std::max(yhi, s.y[i]);
     }
   if (xlo > xhi) xlo = 0, xhi = 1;
+  if (!std::isnan(c.x_min)) xlo = c.x_min;
+  if (!std::isnan(c.x_max)) xhi = c.x_max;
   auto tx = [&](double v) {
     if (c.log_x && xlo > 0) {
       const double a = std::log10(xlo), b = std::log10(xhi);
@@ -153,9 +155,14 @@ std::string render(const LineChart& c) {
     s.text(left - 6, ty(t) + 4, fmt(t), "end");
   }
   std::vector<double> xs;
-  for (const Series& ser : c.series)
-    for (double v : ser.x)
-      if (std::find(xs.begin(), xs.end(), v) == xs.end()) xs.push_back(v);
+  if (c.continuous_x) {
+    for (double v : nice_ticks(xlo, xhi))
+      if (v >= xlo && v <= xhi) xs.push_back(v);
+  } else {
+    for (const Series& ser : c.series)
+      for (double v : ser.x)
+        if (std::find(xs.begin(), xs.end(), v) == xs.end()) xs.push_back(v);
+  }
   for (double v : xs) {
     s.line(tx(v), top + plot_h, tx(v), top + plot_h + 5);
     s.text(tx(v), top + plot_h + 18, fmt(v));
@@ -171,7 +178,7 @@ std::string render(const LineChart& c) {
     for (std::size_t i = 0; i < ser.x.size(); ++i) pts << tx(ser.x[i]) << "," << ty(ser.y[i]) << " ";
     s.o << "<polyline fill=\"none\" stroke=\"" << kPalette[k % 8]
         << "\" stroke-width=\"2\" points=\"" << pts.str() << "\"/>\n";
-    for (std::size_t i = 0; i < ser.x.size(); ++i)
+    for (std::size_t i = 0; i < ser.x.size() && !c.continuous_x; ++i)
       s.o << "<circle cx=\"" << tx(ser.x[i]) << "\" cy=\"" << ty(ser.y[i]) << "\" r=\"3\" fill=\""
           << kPalette[k % 8] << "\"/>\n";
     const double ly = top + 10 + 20.0 * static_cast<double>(k);
@@ -179,6 +186,30 @@ std::string render(const LineChart& c) {
     s.text(width - right + 46, ly + 4, ser.name, "start");
   }
   return s.done();
+}
+
+std::string stack(const std::vector<std::string>& svgs) {
+  auto attr = [](const std::string& svg, const std::string& name) {
+    const auto at = svg.find(" " + name + "=\"");
+    if (at == std::string::npos) return 0;
+    return std::atoi(svg.c_str() + at + name.size() + 3);
+  };
+  int width = 0, height = 0;
+  for (const auto& svg : svgs) width = std::max(width, attr(svg, "width"));
+  std::ostringstream o;
+  std::string body;
+  for (const auto& svg : svgs) {
+    std::string inner = svg;
+    const auto at = inner.find("<svg");
+    if (at == std::string::npos) continue;
+    inner.insert(at + 4, " y=\"" + std::to_string(height) + "\"");
+    body += inner;
+    height += attr(svg, "height");
+  }
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" viewBox=\"0 0 " << width << " " << height << "\">\n"
+    << body << "</svg>\n";
+  return o.str();
 }
 
 std::string render(const GanttChart& c) {

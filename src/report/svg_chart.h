@@ -6,6 +6,7 @@
 //   std::string svg = render(c);           // bars = medians, whiskers = min..max
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct LineChart {
   std::string title, x_label, y_label;
   std::vector<Series> series;
   bool log_x = false;
+  // Continuous x (a time axis): round ticks instead of one per distinct x, no markers,
+  // and optionally a fixed range (NaN: from the data), so stacked charts line up.
+  bool continuous_x = false;
+  double x_min = std::nan(""), x_max = std::nan("");
 };
 
 // One row per strategy, three lanes each (compute, downlink, uplink), time from 0.
@@ -49,6 +54,8 @@ struct GanttChart {
 std::string render(const BarChart& chart);
 std::string render(const LineChart& chart);
 std::string render(const GanttChart& chart);
+// Charts one above the other in one SVG (e.g. iteration times over a link trace).
+std::string stack(const std::vector<std::string>& svgs);
 
 // "Nice" axis ticks covering [lo, hi]: about `count` round numbers.
 std::vector<double> nice_ticks(double lo, double hi, int count = 5);

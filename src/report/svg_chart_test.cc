@@ -38,5 +38,20 @@ TEST(SvgChart, LineAndGanttChartsNameTheirSeriesAndLanes) {
     EXPECT_NE(b.find(s), std::string::npos) << s;
 }
 
+TEST(SvgChart, TimeSeriesOnAFixedRangeStackUnderEachOther) {
+  LineChart top{"iterations", "time (s)", "ms", {{"dynacomm", {0, 7, 13}, {100, 900, 120}}}};
+  top.continuous_x = true;
+  top.x_min = 0;
+  top.x_max = 60;
+  const std::string a = render(top);
+  EXPECT_EQ(a.find("<circle"), std::string::npos) << "no markers on a time axis";
+  EXPECT_NE(a.find(">60<"), std::string::npos) << "ticks cover the fixed range";
+  EXPECT_EQ(a.find(">13<"), std::string::npos) << "no tick per data point";
+  const std::string both = stack({a, a});
+  EXPECT_NE(both.find("height=\"840\""), std::string::npos);
+  EXPECT_NE(both.find("<svg y=\"420\""), std::string::npos);
+  EXPECT_NE(both.find("<svg y=\"0\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dynacomm::report

@@ -1,6 +1,7 @@
 #include "worker/comm.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -32,7 +33,8 @@ Comm::Comm(net::Connection& connection, model::Model& model, const CommOptions& 
       model_(model),
       options_(options),
       up_(options.up_bps > 0 ? options.up_bps : kUnpaced, options.latency_ms, 0),
-      down_(options.down_bps > 0 ? options.down_bps : kUnpaced, options.latency_ms, 0) {
+      down_(options.down_bps > 0 ? options.down_bps : kUnpaced, options.latency_ms, 0),
+      slowdown_(options.device_slowdown) {
   const std::size_t n = static_cast<std::size_t>(model.num_units());
   gate_called.resize(n);
   gate_passed.resize(n);
@@ -89,8 +91,28 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan) {
 // Emulating a slower device: after each piece of compute, wait as long again times
 // (slowdown - 1), on the training thread, so everything downstream sees a slower device.
 void Comm::stretch(Clock::time_point since) {
-  if (options_.device_slowdown <= 1) return;
-  std::this_thread::sleep_for((Clock::now() - since) * (options_.device_slowdown - 1));
+  const double f = slowdown_.load();
+  if (f <= 1) return;
+  std::this_thread::sleep_for((Clock::now() - since) * (f - 1));
+}
+
+void Comm::set_device_slowdown(double factor) {
+  if (!(factor >= 1) || factor > 1000)
+    throw InvalidInput("device slowdown must be in 1..1000, got " + std::to_string(factor));
+  slowdown_.store(factor);
+}
+
+void Comm::set_link(double down_bps, double up_bps, double latency_ms) {
+  if (!(down_bps >= 0) || !(up_bps >= 0) || !std::isfinite(down_bps) || !std::isfinite(up_bps) ||
+      !(latency_ms >= 0) || !std::isfinite(latency_ms))
+    throw InvalidInput("link change: bandwidths and latency must be finite and >= 0");
+  std::lock_guard<std::mutex> lock(mu_);
+  link_change_ = LinkChange{down_bps, up_bps, latency_ms};
+}
+
+double Comm::latency_ms() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return link_change_ ? link_change_->latency_ms : options_.latency_ms;
 }
 
 Clock::time_point Comm::forward_done() {
@@ -197,6 +219,15 @@ void Comm::loop() {
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (stop_) return;
+        if (link_change_) {  // shapers and latency are the comm thread's own
+          if (options_.down_bps > 0 && link_change_->down_bps > 0)
+            down_.set_rate(link_change_->down_bps);
+          if (options_.up_bps > 0 && link_change_->up_bps > 0) up_.set_rate(link_change_->up_bps);
+          down_.set_latency(link_change_->latency_ms);
+          up_.set_latency(link_change_->latency_ms);
+          options_.latency_ms = link_change_->latency_ms;
+          link_change_.reset();
+        }
         if (send_pulls_) {  // requests reach the PS one latency later
           for (std::size_t j = 0; j < plan_.pull.size(); ++j) {
             const plan::Segment& s = plan_.pull[j];

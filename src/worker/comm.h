@@ -1,11 +1,13 @@
 // Private to the worker: the communication thread and the gate it offers the model.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -54,6 +56,13 @@ class Comm : public model::UnitObserver {
   // push (Timeout naming the first unacknowledged one), then stops the thread.
   void shutdown();
 
+  // Live changes (any thread; a trace replay): the emulated link (bandwidths 0: leave
+  // unpaced, for kernel-shaped links; messages already handed over keep their times) and
+  // the emulated device slowdown.
+  void set_link(double down_bps, double up_bps, double latency_ms);
+  void set_device_slowdown(double factor);
+  double latency_ms() const;  // as now emulated
+
   // Measurements of the last iteration.
   std::vector<Clock::time_point> gate_called, gate_passed, grads_ready;
   std::int64_t bytes_up = 0, bytes_down = 0;
@@ -81,10 +90,15 @@ class Comm : public model::UnitObserver {
   model::Model& model_;
   CommOptions options_;
   net::LinkShaper up_, down_;
+  struct LinkChange {
+    double down_bps, up_bps, latency_ms;
+  };
+  std::optional<LinkChange> link_change_;  // under mu_; applied by the comm thread
+  std::atomic<double> slowdown_;
   Clock::time_point backward_mark_{};  // end of the previous unit's backward (emulation)
   void stretch(Clock::time_point since);  // sleeps (slowdown - 1) x (now - since)
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::exception_ptr error_;
   bool stop_ = false, send_pulls_ = false, send_goodbye_ = false;

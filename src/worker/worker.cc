@@ -3,13 +3,16 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <deque>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "base/error.h"
 #include "base/stats.h"
+#include "base/timed_replay.h"
 #include "data/fashion_mnist.h"
 #include "net/connection.h"
 #include "plan/planner.h"
@@ -55,10 +58,48 @@ void WorkerOptions::validate() const {
       throw InvalidInput("worker: unknown scheduler '" + s + "' in the rotation");
   link.validate();
   planner.validate();
+  replan_options.validate();
+  estimator.validate();
+  link_trace.check_workers(workers);
+  slowdown_trace.check_workers(workers);
 }
+
+namespace {
+
+// What a re-planning task returns: the decision, the estimates it was made from, and the
+// link estimators' held overheads (the task fits on copies).
+struct Replanned {
+  plan::ReplanDecision decision;
+  plan::ModelProfile profile;
+  plan::LinkProfile link;
+  double held_down_ms, held_up_ms;
+};
+
+// The estimates now: unit times from `compute`, the link from the transfer estimators
+// (falling back to `given` bandwidths before any fit), the emulated latency.
+Replanned estimate(const plan::UnitTimeEstimator& compute, plan::LinkEstimator down,
+                   plan::LinkEstimator up, plan::ModelProfile profile, plan::LinkProfile given,
+                   double latency_ms) {
+  Replanned r;
+  compute.apply(profile);
+  const plan::LinkFit d = down.estimate(given.down_bps), u = up.estimate(given.up_bps);
+  r.link = given;
+  r.link.down_bps = d.bandwidth_bps > 0 ? d.bandwidth_bps : given.down_bps;
+  r.link.up_bps = u.bandwidth_bps > 0 ? u.bandwidth_bps : given.up_bps;
+  r.link.overhead_down_ms = d.overhead_ms;
+  r.link.overhead_up_ms = u.overhead_ms;
+  r.link.latency_ms = latency_ms;
+  r.profile = std::move(profile);
+  r.held_down_ms = down.held_overhead_ms();
+  r.held_up_ms = up.held_overhead_ms();
+  return r;
+}
+
+}  // namespace
 
 WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   o.validate();
+  const Clock::time_point started = Clock::now();
   torch::set_num_threads(o.threads);
   data::Dataset train = data::load_fashion_mnist(o.data_dir, data::Split::kTrain);
   const std::int64_t n_train =
@@ -124,9 +165,27 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   model->set_observer(&comm);
   comm.start();
 
+  // Traces, replayed against the emulation from the job's start.
+  std::atomic<int> link_row{-1};  // the link trace's row now in force
+  std::vector<TimedReplay::Step> steps;
+  const std::vector<plan::LinkTracePoint> link_rows = o.link_trace.for_worker(o.rank);
+  for (std::size_t i = 0; i < link_rows.size(); ++i) {
+    const plan::LinkTracePoint p = link_rows[i];
+    steps.push_back({p.time_s, [&comm, &link_row, p, i, kernel = o.kernel_shaped] {
+                       comm.set_link(kernel ? 0 : p.down_bps, kernel ? 0 : p.up_bps, p.latency_ms);
+                       link_row = static_cast<int>(i);
+                     }});
+  }
+  for (const plan::SlowdownTracePoint& p : o.slowdown_trace.for_worker(o.rank))
+    steps.push_back({p.time_s, [&comm, f = p.factor] { comm.set_device_slowdown(f); }});
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+  TimedReplay replay(o.trace_origin.value_or(started), std::move(steps));
+
   // The plan: sequential and layerwise in turn during warm-up, then the scheduler's (or the
   // rotation's), from measurements.
   WorkerResult result;
+  result.steps_per_epoch = steps_per_epoch;
   plan::ModelProfile profile;
   profile.model = o.model;
   profile.batch = o.batch;
@@ -140,6 +199,15 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                                       plan::make_plan("layerwise", profile, link, o.planner)};
   plan::Plan plan = warmup_plans[0];
   int plan_id = 0;
+  // After warm-up: the plan in use, and re-planning (a rotation is static).
+  const plan::ReplanMode mode = o.rotation.empty() ? o.replan : plan::ReplanMode::kStatic;
+  plan::ReplanPolicy policy(o.scheduler, o.planner, o.replan_options);
+  plan::UnitTimeEstimator compute_estimator(static_cast<std::size_t>(n_units), o.estimator);
+  plan::LinkEstimator down_estimator(o.estimator), up_estimator(o.estimator);
+  std::future<Replanned> replanning;  // the task in flight, if any
+  int oracle_row = -1;                // the link row the oracle last planned for
+  plan::Plan current_plan;
+  int current_plan_id = 0;
   std::vector<plan::TransferSample> down_samples, up_samples;
   std::vector<std::vector<double>> fwd(static_cast<std::size_t>(n_units)),
       bwd(static_cast<std::size_t>(n_units));
@@ -244,14 +312,91 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       result.predicted_sequential_ms =
           plan::simulate(profile, link, plan::make_plan("sequential", profile, link, o.planner));
       result.ideal_ms = plan::ideal_ms(profile, link);
+      current_plan = result.plans[0].plan;
+      current_plan_id = 1;
+      policy.adopt(it, current_plan, profile, link);
+      oracle_row = link_row.load();
+    }
+    replay.rethrow();  // a failed trace step (e.g. a bad rate) ends the run, named
+    std::string plan_change;
+    double predicted_gain_ms = 0;
+    if (it > o.warmup && mode != plan::ReplanMode::kStatic) {
+      auto adopt = [&](const plan::ReplanDecision& d, const plan::ModelProfile& p,
+                       const plan::LinkProfile& l, const std::string& why) {
+        policy.adopt(it, d.plan, p, l);
+        current_plan = d.plan;
+        current_plan_id = static_cast<int>(result.plans.size()) + 1;
+        result.plans.push_back({current_plan_id, o.scheduler, d.plan, d.best_ms});
+        result.plan_changes.push_back({it, current_plan_id, why, d.current_ms, d.best_ms});
+        plan_change = why;
+        predicted_gain_ms = d.gain_ms();
+        char line[160];
+        std::snprintf(line, sizeof line, "; predicted %.1f -> %.1f ms)", d.current_ms, d.best_ms);
+        progress << "worker " << o.rank << ": plan " << current_plan_id << " (" << plan::to_string(mode)
+                 << ") from iteration " << it << ": " << plan::format_segments(d.plan.pull)
+                 << " / " << plan::format_segments(d.plan.push) << " (" << why << line << "\n";
+        trace.add_instant(pid, report::ChromeTrace::kCompute,
+                          "plan " + std::to_string(current_plan_id), "replan",
+                          since_boot_ms(Clock::now()),
+                          {{"iteration", it},
+                           {"plan_id", current_plan_id},
+                           {"why", why},
+                           {"predicted_current_ms", d.current_ms},
+                           {"predicted_best_ms", d.best_ms}});
+      };
+      auto estimates_now = [&] {
+        return estimate(compute_estimator, down_estimator, up_estimator, profile, o.link,
+                        comm.latency_ms());
+      };
+      if (mode == plan::ReplanMode::kDynamic) {
+        // Consume a finished task; start the next one when a change would be allowed.
+        if (replanning.valid() &&
+            replanning.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+          Replanned r = replanning.get();
+          down_estimator.hold_overhead(r.held_down_ms);
+          up_estimator.hold_overhead(r.held_up_ms);
+          if (r.decision.change && policy.due(it)) adopt(r.decision, r.profile, r.link, r.decision.why);
+        }
+        if (!replanning.valid() && policy.due(it + 1)) {
+          replanning = std::async(
+              std::launch::async,
+              [policy, compute = compute_estimator, down = down_estimator, up = up_estimator,
+               profile, given = o.link, latency = comm.latency_ms()]() mutable {
+                Replanned r = estimate(compute, std::move(down), std::move(up), profile, given,
+                                       latency);
+                r.decision = policy.evaluate(r.profile, r.link);
+                return r;
+              });
+        }
+      } else if (mode == plan::ReplanMode::kEpoch && step == 0) {
+        // The paper's policy: plan afresh at every epoch's start from what was measured.
+        Replanned r = estimates_now();
+        r.decision = policy.evaluate(r.profile, r.link, 0);
+        if (r.decision.change) adopt(r.decision, r.profile, r.link, "epoch " + std::to_string(epoch) + " starts; " + r.decision.why);
+      } else if (mode == plan::ReplanMode::kOracle && link_row.load() != oracle_row) {
+        // Handed the true link figures at every change (the overheads as estimated).
+        oracle_row = link_row.load();
+        Replanned r = estimates_now();
+        const plan::LinkTracePoint& row = link_rows[static_cast<std::size_t>(oracle_row)];
+        r.link.down_bps = row.down_bps;
+        r.link.up_bps = row.up_bps;
+        r.link.latency_ms = row.latency_ms;
+        r.decision = policy.evaluate(r.profile, r.link, 0);
+        if (r.decision.change)
+          adopt(r.decision, r.profile, r.link,
+                "the link changed at " + std::to_string(row.time_s) + " s (oracle)");
+      }
     }
     if (it < o.warmup) {
       plan = warmup_plans[it % 2];
-    } else {  // one plan, or the rotation's turn
+    } else if (!o.rotation.empty()) {  // the rotation's turn
       const std::size_t k = static_cast<std::size_t>((it - o.warmup) / std::max(1, o.rotation_block)) %
-                            result.plans.size();
+                            o.rotation.size();
       plan = result.plans[k].plan;
       plan_id = result.plans[k].id;
+    } else {
+      plan = current_plan;
+      plan_id = current_plan_id;
     }
     const auto now = Clock::now();
     if (it > 0) result.iterations.back().ms = ms_between(iteration_start, now);
@@ -280,6 +425,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       if (e.iteration < o.warmup)
         (e.up ? up_samples : down_samples)
             .push_back({static_cast<double>(e.bytes), e.service_ms, 1.0});
+      (e.up ? up_estimator : down_estimator)
+          .add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
       if (e.iteration >= o.warmup && e.iteration < o.warmup + trace_span)
         trace.add_event(pid, e.up ? report::ChromeTrace::kUplink : report::ChromeTrace::kDownlink,
                         (e.up ? "push " : "pull ") + std::to_string(e.segment) + " (it " +
@@ -291,7 +438,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                          {"held_at_ps_ms", e.held_ms}});
     }
     // Compute-only times: from a unit's gate opening to the next unit's gate being reached.
-    if (it < o.warmup || traced) {
+    {
+      std::vector<double> forward_ms(static_cast<std::size_t>(n_units)),
+          backward_ms(static_cast<std::size_t>(n_units));
       std::vector<Clock::time_point> all_ready(static_cast<std::size_t>(n_units) + 1);
       all_ready[static_cast<std::size_t>(n_units)] = forward_end;
       for (int u = n_units - 1; u >= 0; --u)
@@ -308,14 +457,19 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                           since_boot_ms(comm.gate_passed[su]), since_boot_ms(next), args);
           trace.add_event(pid, report::ChromeTrace::kCompute, "bwd " + name, "backward",
                           since_boot_ms(all_ready[su + 1]), since_boot_ms(all_ready[su]), args);
-        } else {
-          fwd[su].push_back(ms_between(comm.gate_passed[su], next));
-          bwd[su].push_back(ms_between(all_ready[su + 1], all_ready[su]));
+        }
+        forward_ms[su] = ms_between(comm.gate_passed[su], next);
+        backward_ms[su] = ms_between(all_ready[su + 1], all_ready[su]);
+        if (it < o.warmup) {
+          fwd[su].push_back(forward_ms[su]);
+          bwd[su].push_back(backward_ms[su]);
         }
       }
+      compute_estimator.add(it, forward_ms, backward_ms);
     }
     IterationRecord r;
     r.iteration = it;
+    r.start_s = std::chrono::duration<double>(iteration_start - o.trace_origin.value_or(started)).count();
     r.epoch = epoch;
     r.loss = l;
     r.bytes_up = comm.bytes_up;
@@ -323,6 +477,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     r.plan_id = plan_id;
     r.pull_segments = plan.pull.size();
     r.push_segments = plan.push.size();
+    r.plan_change = plan_change;
+    r.predicted_gain_ms = predicted_gain_ms;
     result.iterations.push_back(r);
     total_up += r.bytes_up;
     total_down += r.bytes_down;

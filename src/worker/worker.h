@@ -17,10 +17,20 @@
 // link's per-transmission overhead (and bandwidth) can be fitted (plan/link_fit.h). Then
 // the chosen scheduler plans from those measurements, with the given bandwidths and the
 // measured overheads, and the plan is swapped at that iteration boundary.
+//
+// Re-planning (plan/replan.h): from then on every iteration's unit times and transfers
+// feed online estimators (plan/estimator.h); with `replan` dynamic, at most every
+// `min_interval` iterations a task on another thread re-estimates, plans afresh and
+// compares; a plan predicted faster by more than the threshold takes effect at the next
+// iteration boundary after the task is done. The PS serves any segmentation at any time,
+// so nothing else has to agree. Link and device traces (plan/trace_file.h) are replayed
+// on a thread of their own against the emulation (under --net netns the launcher changes
+// the tbf rates; the worker still applies the latency).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -28,8 +38,11 @@
 #include "data/partition.h"
 #include "optim/sgd.h"
 #include "plan/link_fit.h"
+#include "plan/estimator.h"
 #include "plan/planner.h"
 #include "plan/profile.h"
+#include "plan/replan.h"
+#include "plan/trace_file.h"
 
 namespace dynacomm::worker {
 
@@ -59,6 +72,16 @@ struct WorkerOptions {
   std::vector<std::string> rotation;
   int rotation_block = 3;
   double device_slowdown = 1;  // emulation: every unit's compute stretched by this factor
+  // Re-planning while training runs; a rotation is always static.
+  plan::ReplanMode replan = plan::ReplanMode::kDynamic;
+  plan::ReplanOptions replan_options;
+  plan::EstimatorOptions estimator;
+  // Traces replayed while training runs (the rows for this rank). Times count from
+  // trace_origin (steady clock, shared by the job's processes; default: the start of
+  // run_worker).
+  plan::LinkTrace link_trace;
+  plan::SlowdownTrace slowdown_trace;
+  std::optional<std::chrono::steady_clock::time_point> trace_origin;
   std::chrono::milliseconds timeout{60000};     // every wait on the PS
   std::string out_dir;                          // rank 0: metrics.csv, weights.bin, ...;
                                                 // every rank: trace-worker<R>.json and
@@ -74,13 +97,17 @@ struct IterationRecord {
   std::int64_t iteration = 0;
   int epoch = 0;
   double ms = 0, loss = 0;
+  double start_s = 0;  // when it started, seconds from the trace origin (the job's start)
   std::int64_t bytes_up = 0, bytes_down = 0;
   int plan_id = 0;
   std::size_t pull_segments = 0, push_segments = 0;
+  std::string plan_change;  // why a new plan took effect at this iteration, else empty
+  double predicted_gain_ms = 0;  // of that change, under the estimates it was made from
 };
 
 struct WorkerResult {
   std::vector<IterationRecord> iterations;
+  std::int64_t steps_per_epoch = 0;
   std::vector<double> epoch_test_accuracy;  // rank 0 only
   double test_accuracy = 0;                 // rank 0: of the final weights
   std::vector<float> final_weights;         // rank 0
@@ -91,7 +118,15 @@ struct WorkerResult {
     plan::Plan plan;
     double predicted_ms;
   };
-  std::vector<PlanInfo> plans;  // every plan used after warm-up (one, or the rotation's)
+  std::vector<PlanInfo> plans;  // every plan used after warm-up (the rotation's, or the
+                                // first and each re-plan's)
+  struct PlanChange {
+    std::int64_t iteration;  // the first iteration run with the new plan
+    int plan_id;
+    std::string why;
+    double predicted_current_ms, predicted_best_ms;  // under the estimates of the change
+  };
+  std::vector<PlanChange> plan_changes;  // after the first plan
   double ideal_ms = 0;          // the ideal for the measured profile and link (DESIGN.md)
   plan::ModelProfile profile;               // measured during warm-up
   double predicted_ms = 0, predicted_sequential_ms = 0;
