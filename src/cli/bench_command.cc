@@ -251,8 +251,8 @@ void run_bench(const BenchFlags& f) {
     const double seq = measured.count("sequential") ? measured["sequential"].median : 0;
     std::string table =
         "## " + bw + " down / " + (j.up.empty() ? bw : j.up) + " up\n\n" +
-        "| strategy | median ms | min-max ms | predicted ms | measured/predicted | "
-        "measured/ideal | speed-up vs sequential |\n|---|---|---|---|---|---|---|\n";
+        "| strategy | median ms | min-max ms | predicted ms (warm-up / run) | measured/predicted "
+        "(warm-up / run) | measured/ideal | speed-up vs sequential |\n|---|---|---|---|---|---|---|\n";
     report::BarChart bars{j.model + ", " + std::to_string(j.workers) + " workers, " + bw +
                               " (" + (j.net == "netns" ? "tbf" : "emulated") + ")",
                           "iteration time (ms)", {}};
@@ -260,7 +260,11 @@ void run_bench(const BenchFlags& f) {
                              {}};
     std::ifstream trace_in(dir + "/trace.json");
     const nlohmann::json trace = nlohmann::json::parse(trace_in, nullptr, false);
-    auto add_row = [&](const std::string& name, const Stats& s, double predicted) {
+    const double ideal_final = summary.contains("final_estimates")
+                                   ? summary["final_estimates"].value("ideal_ms", 0.0)
+                                   : 0.0;
+    auto add_row = [&](const std::string& name, const Stats& s, double predicted,
+                       double predicted_final) {
       const double speedup = seq > 0 && s.median > 0 ? seq / s.median : 0;
       nlohmann::json row = {{"scheduler", name},
                             {"model", j.model},
@@ -276,17 +280,26 @@ void run_bench(const BenchFlags& f) {
                             {"iterations", s.values.size()},
                             {"iteration_ms", s.values},
                             {"predicted_ms", predicted > 0 ? nlohmann::json(predicted) : nullptr},
+                            {"predicted_final_ms",
+                             predicted_final > 0 ? nlohmann::json(predicted_final) : nullptr},
                             {"ideal_ms", ideal},
+                            {"ideal_final_ms", ideal_final > 0 ? nlohmann::json(ideal_final) : nullptr},
                             {"measured_over_ideal", s.median / ideal},
                             {"speedup_vs_sequential", speedup},
                             {"measured_link", summary["measured_link"]}};
       if (predicted > 0) row["measured_over_predicted"] = s.median / predicted;
+      if (predicted_final > 0) row["measured_over_predicted_final"] = s.median / predicted_final;
       rows.push_back(row);
       csv.push_back({wo.link.down_bps, wo.link.up_bps, s.median, s.min, s.max,
                      predicted > 0 ? predicted : std::nan(""), ideal, speedup});
       table += "| " + name + " | " + fmt("%.1f", s.median) + " | " + fmt("%.1f", s.min) + "-" +
-               fmt("%.1f", s.max) + " | " + (predicted > 0 ? fmt("%.1f", predicted) : "-") +
-               " | " + (predicted > 0 ? fmt("%.2f", s.median / predicted) : "-") + " | " +
+               fmt("%.1f", s.max) + " | " +
+               (predicted > 0 ? fmt("%.1f", predicted) + " / " + fmt("%.1f", predicted_final) : "-") +
+               " | " +
+               (predicted > 0 ? fmt("%.2f", s.median / predicted) + " / " +
+                                    fmt("%.2f", s.median / predicted_final)
+                              : "-") +
+               " | " +
                fmt("%.2f", s.median / ideal) + " | " + fmt("%.2fx", speedup) + " |\n";
       bars.bars.push_back({name, s.median, s.min, s.max, fmt("%.2fx", speedup)});
       auto found = std::find_if(speedups.begin(), speedups.end(),
@@ -298,7 +311,8 @@ void run_bench(const BenchFlags& f) {
     };
     for (const auto& p : summary["plans"]) {
       const std::string name = p["scheduler"].get<std::string>();
-      add_row(name, measured[name], p["predicted_ms"].get<double>());
+      add_row(name, measured[name], p["predicted_ms"].get<double>(),
+              p.value("predicted_final_ms", p["predicted_ms"].get<double>()));
       const int k = p["id"].get<int>() - 1;
       if (!trace.is_discarded())
         gantt.rows.push_back(
@@ -309,7 +323,7 @@ void run_bench(const BenchFlags& f) {
     for (const auto& peer : f.peers) {
       (void)peer;  // ddp
       auto [s, params] = run_ddp(f, j, *topology, dir, threads);
-      add_row("pytorch-ddp", s, 0);
+      add_row("pytorch-ddp", s, 0, 0);
       peer_note += "PyTorch DDP (Gloo) trained " + std::to_string(params) +
                    " parameters; dynacomm's " + j.model + " has " +
                    std::to_string(summary["profile"]["units"].size()) + " units and " +
@@ -321,7 +335,10 @@ void run_bench(const BenchFlags& f) {
                    " parameters. DDP's traffic gets no added latency (netem is unavailable).\n\n";
     }
     const auto& ml = summary["measured_link"];
-    table += "\nideal " + fmt("%.1f", ideal) + " ms. Link seen by worker 0 (fitted from the "
+    table += "\nideal " + fmt("%.1f", ideal) + " ms (from the run's estimates " +
+             fmt("%.1f", ideal_final) + " ms). Predictions: from the warm-up's measurements "
+             "(what the plans were made from) / from the online estimates at the end of the "
+             "run (the last 8 iterations). Link seen by worker 0 (fitted from the "
              "warm-up's transfers): down " +
              (ml["down"]["bandwidth_bps"].is_number()
                   ? fmt("%.1f Mbit/s", ml["down"]["bandwidth_bps"].get<double>() / 1e6)
@@ -367,6 +384,7 @@ struct PolicyRun {
   std::string name;
   std::vector<double> start_s, ms;
   std::vector<std::int64_t> iteration;
+  std::vector<bool> evaluated;  // rank 0 evaluated the model in it: not in the statistics
   nlohmann::json plan_changes = nlohmann::json::array();
   double ideal_ms = 0;
 };
@@ -429,6 +447,7 @@ void run_trace_bench(const BenchFlags& f) {
       run.iteration.push_back(static_cast<std::int64_t>(it[i]));
       run.start_s.push_back(m.at("start_s")[i]);
       run.ms.push_back(m.at("iteration_ms")[i]);
+      run.evaluated.push_back(m.at("test_accuracy")[i] >= 0);
     }
     run.plan_changes = summary["plan_changes"];
     epoch_iterations = summary.value("iterations_per_epoch", std::int64_t{0});
@@ -446,7 +465,8 @@ void run_trace_bench(const BenchFlags& f) {
   auto in_window = [](const PolicyRun& r, std::pair<double, double> w) {
     std::vector<double> v;
     for (std::size_t i = 0; i < r.ms.size(); ++i)
-      if (r.start_s[i] >= w.first && r.start_s[i] < w.second) v.push_back(r.ms[i]);
+      if (r.start_s[i] >= w.first && r.start_s[i] < w.second && !r.evaluated[i])
+        v.push_back(r.ms[i]);
     return v;
   };
   const PolicyRun* oracle = nullptr;
@@ -461,12 +481,14 @@ void run_trace_bench(const BenchFlags& f) {
                    (base.device_slowdown_trace.empty() ? "" : ", device " + base.device_slowdown_trace) +
                    ". " + std::to_string(f.iterations) + " iterations after warm-up per policy, one job "
                    "each, one after the other; an epoch is " + std::to_string(epoch_iterations) +
-                   " iterations.\n\n";
-  md += "| policy | run time after warm-up (s) | median ms | min-max ms | plan changes |";
+                   " iterations. Statistics leave out the iterations in which worker 0 evaluated "
+                   "the model (epoch ends).\n\n";
+  md += "| policy | run time after warm-up (s) | median ms | min-max ms | plan changes | "
+        "before the first change: median ms |";
   for (std::size_t w = 0; w < windows.size(); ++w)
     md += " after the change at " + fmt("%.0f", windows[w].first) +
           " s: iterations to within 10% of the oracle | then median ms (vs oracle) |";
-  md += "\n|---|---|---|---|---|";
+  md += "\n|---|---|---|---|---|---|";
   for (std::size_t w = 0; w < windows.size(); ++w) md += "---|---|";
   md += "\n";
   std::string csv = "policy,iteration,start_s,iteration_ms\n";
@@ -475,13 +497,21 @@ void run_trace_bench(const BenchFlags& f) {
   times.continuous_x = true;
   double t_end = 0;
   for (const auto& r : runs) {
-    const Stats st = stats_of(r.ms);
+    std::vector<double> measured;
+    for (std::size_t i = 0; i < r.ms.size(); ++i)
+      if (!r.evaluated[i]) measured.push_back(r.ms[i]);
+    const Stats st = stats_of(measured);
     double total = 0;
     for (double v : r.ms) total += v;
     nlohmann::json after = nlohmann::json::array();
     md += "| " + r.name + " | " + fmt("%.1f", total / 1e3) + " | " + fmt("%.1f", st.median) + " | " +
           fmt("%.1f", st.min) + "-" + fmt("%.1f", st.max) + " | " +
           std::to_string(r.plan_changes.size()) + " |";
+    {
+      const std::vector<double> before =
+          in_window(r, {0.0, windows.empty() ? 1e300 : windows.front().first});
+      md += " " + (before.empty() ? std::string("-") : fmt("%.1f", median(before))) + " |";
+    }
     for (const auto& w : windows) {
       const std::vector<double> mine = in_window(r, w);
       std::vector<double> ref = oracle ? in_window(*oracle, w) : std::vector<double>{};
@@ -523,6 +553,7 @@ void run_trace_bench(const BenchFlags& f) {
                          {"iteration", r.iteration},
                          {"start_s", r.start_s},
                          {"iteration_ms", r.ms},
+                         {"evaluated", r.evaluated},
                          {"plan_changes", r.plan_changes},
                          {"after_changes", after}});
     report::Series ser{r.name, {}, {}};

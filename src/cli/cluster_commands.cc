@@ -132,6 +132,7 @@ void add_worker_command(CLI::App& app) {
       plans.push_back({{"id", p.id},
                        {"scheduler", p.scheduler},
                        {"predicted_ms", p.predicted_ms},
+                       {"predicted_final_ms", p.predicted_final_ms},
                        {"plan", plan::to_json(p.plan)}});
     nlohmann::json changes = nlohmann::json::array();
     for (const auto& c : r.plan_changes)
@@ -175,6 +176,10 @@ void add_worker_command(CLI::App& app) {
                     {"replan", f->job.replan},
                     {"plan_changes", changes},
                     {"ideal_ms", r.ideal_ms},
+                    {"final_estimates",
+                     {{"link", plan::to_json(r.final_link)},
+                      {"ideal_ms", r.ideal_final_ms},
+                      {"profile", plan::to_json(r.final_profile)}}},
                     {"device_slowdown", f->job.device_slowdown},
                     {"profile", plan::to_json(r.profile)},
                     {"weights", "weights.bin: float32 little-endian, units in order"}});

@@ -196,18 +196,27 @@ std::string stack(const std::vector<std::string>& svgs) {
   };
   int width = 0, height = 0;
   for (const auto& svg : svgs) width = std::max(width, attr(svg, "width"));
-  std::ostringstream o;
   std::string body;
   for (const auto& svg : svgs) {
-    std::string inner = svg;
-    const auto at = inner.find("<svg");
-    if (at == std::string::npos) continue;
-    inner.insert(at + 4, " y=\"" + std::to_string(height) + "\"");
-    body += inner;
-    height += attr(svg, "height");
+    // Each chart's content, moved down: a group, not a nested <svg> (which not every
+    // renderer places), with its background sized to the chart, not to the whole canvas.
+    const auto open = svg.find("<svg");
+    const auto content = open == std::string::npos ? open : svg.find('>', open);
+    const auto close = svg.rfind("</svg>");
+    if (content == std::string::npos || close == std::string::npos || close < content) continue;
+    const int h = attr(svg, "height");
+    std::string inner = svg.substr(content + 1, close - content - 1);
+    const std::string full = "width=\"100%\" height=\"100%\"";
+    for (auto at = inner.find(full); at != std::string::npos; at = inner.find(full, at))
+      inner.replace(at, full.size(),
+                    "width=\"" + std::to_string(attr(svg, "width")) + "\" height=\"" + std::to_string(h) + "\"");
+    body += "<g transform=\"translate(0," + std::to_string(height) + ")\">" + inner + "</g>\n";
+    height += h;
   }
+  std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-    << "\" viewBox=\"0 0 " << width << " " << height << "\">\n"
+    << "\" viewBox=\"0 0 " << width << " " << height
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
     << body << "</svg>\n";
   return o.str();
 }

@@ -49,8 +49,10 @@ TEST(SvgChart, TimeSeriesOnAFixedRangeStackUnderEachOther) {
   EXPECT_EQ(a.find(">13<"), std::string::npos) << "no tick per data point";
   const std::string both = stack({a, a});
   EXPECT_NE(both.find("height=\"840\""), std::string::npos);
-  EXPECT_NE(both.find("<svg y=\"420\""), std::string::npos);
-  EXPECT_NE(both.find("<svg y=\"0\""), std::string::npos);
+  EXPECT_NE(both.find("<g transform=\"translate(0,420)\">"), std::string::npos);
+  EXPECT_NE(both.find("<g transform=\"translate(0,0)\">"), std::string::npos);
+  EXPECT_EQ(both.find("height=\"100%\""), std::string::npos) << "backgrounds sized per chart";
+  EXPECT_EQ(both.find("<svg", 1), std::string::npos) << "one <svg> element";
 }
 
 }  // namespace

@@ -31,6 +31,15 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+// epoch and oracle take any plan predicted faster, ignoring differences in the last digits.
+constexpr double kAnyGain = 1e-3;
+
+std::string fmt_g(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", x);
+  return b;
+}
+
 double since_boot_ms(Clock::time_point t) {  // CLOCK_MONOTONIC: shared by all processes here
   return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
 }
@@ -302,8 +311,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
           o.rotation.empty() ? std::vector<std::string>{o.scheduler} : o.rotation;
       for (std::size_t k = 0; k < schedulers.size(); ++k) {
         plan::Plan p = plan::make_plan(schedulers[k], profile, link, o.planner);
-        result.plans.push_back({static_cast<int>(k) + 1, schedulers[k], p,
-                                plan::simulate(profile, link, p)});
+        const double predicted = plan::simulate(profile, link, p);
+        result.plans.push_back({static_cast<int>(k) + 1, schedulers[k], p, predicted, predicted});
       }
       result.planned_link = link;
       result.plan = result.plans[0].plan;
@@ -326,7 +335,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         policy.adopt(it, d.plan, p, l);
         current_plan = d.plan;
         current_plan_id = static_cast<int>(result.plans.size()) + 1;
-        result.plans.push_back({current_plan_id, o.scheduler, d.plan, d.best_ms});
+        result.plans.push_back({current_plan_id, o.scheduler, d.plan, d.best_ms, d.best_ms});
         result.plan_changes.push_back({it, current_plan_id, why, d.current_ms, d.best_ms});
         plan_change = why;
         predicted_gain_ms = d.gain_ms();
@@ -371,7 +380,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       } else if (mode == plan::ReplanMode::kEpoch && step == 0) {
         // The paper's policy: plan afresh at every epoch's start from what was measured.
         Replanned r = estimates_now();
-        r.decision = policy.evaluate(r.profile, r.link, 0);
+        r.decision = policy.evaluate(r.profile, r.link, kAnyGain);
         if (r.decision.change) adopt(r.decision, r.profile, r.link, "epoch " + std::to_string(epoch) + " starts; " + r.decision.why);
       } else if (mode == plan::ReplanMode::kOracle && link_row.load() != oracle_row) {
         // Handed the true link figures at every change (the overheads as estimated).
@@ -381,10 +390,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         r.link.down_bps = row.down_bps;
         r.link.up_bps = row.up_bps;
         r.link.latency_ms = row.latency_ms;
-        r.decision = policy.evaluate(r.profile, r.link, 0);
+        r.decision = policy.evaluate(r.profile, r.link, kAnyGain);
         if (r.decision.change)
           adopt(r.decision, r.profile, r.link,
-                "the link changed at " + std::to_string(row.time_s) + " s (oracle)");
+                "the link changed at " + fmt_g(row.time_s) + " s (oracle); " + r.decision.why);
       }
     }
     if (it < o.warmup) {
@@ -525,6 +534,15 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     report::RunFolder(o.out_dir).write_json("trace-worker" + std::to_string(o.rank) + ".json",
                                             trace.json());
 
+  if (!result.plans.empty() && !compute_estimator.empty()) {
+    const Replanned last = estimate(compute_estimator, down_estimator, up_estimator, profile,
+                                    o.link, comm.latency_ms());
+    result.final_profile = last.profile;
+    result.final_link = last.link;
+    result.ideal_final_ms = plan::ideal_ms(last.profile, last.link);
+    for (auto& p : result.plans)
+      p.predicted_final_ms = plan::simulate(last.profile, last.link, p.plan);
+  }
   std::vector<double> times;
   for (const auto& r : result.iterations)
     if (r.iteration >= o.warmup && r.ms > 0) times.push_back(r.ms);

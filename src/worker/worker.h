@@ -116,7 +116,8 @@ struct WorkerResult {
     int id;
     std::string scheduler;
     plan::Plan plan;
-    double predicted_ms;
+    double predicted_ms;        // from the estimates it was made from
+    double predicted_final_ms;  // from the estimates at the end of the run
   };
   std::vector<PlanInfo> plans;  // every plan used after warm-up (the rotation's, or the
                                 // first and each re-plan's)
@@ -134,6 +135,11 @@ struct WorkerResult {
   plan::LinkFit measured_down, measured_up;  // fitted from the warm-up's transfers
   double transport_rtt_ms = 0;               // hello round trip, outside the emulation
   plan::LinkProfile planned_link;            // what the plan was made for
+  // The online estimates at the end of the run (the last few iterations), and the ideal
+  // for them: a prediction from these is not thrown off by a cold start in warm-up.
+  plan::ModelProfile final_profile;
+  plan::LinkProfile final_link;
+  double ideal_final_ms = 0;
 };
 
 // Joins the job (hello; rank 0 also sends the initial parameters), trains, and says
