@@ -242,6 +242,32 @@ TEST_F(ClusterTest, BenchComparesReplanningPoliciesOnATrace) {
   EXPECT_NE(read_file(out + "/bench.md").find("| oracle |"), std::string::npos);
 }
 
+// The device of worker 0 gets 5x slower mid-run (--device-slowdown-trace): its online
+// compute estimate follows (the final estimates against the warm-up's profile).
+TEST_F(ClusterTest, ComputeEstimateFollowsADeviceSlowdownTrace) {
+  {
+    std::ofstream t(dir_ + "/slow.csv");
+    t << "time_s,factor,worker\n0,1,all\n5,5,0\n";
+  }
+  const std::string out = dir_ + "/slow";
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " train --model lenet5 --iterations 60 --batch 32 --train-samples 4000"
+                          " --test-samples 100 --down 20mbit --latency 1ms --device-slowdown-trace " +
+                          dir_ + "/slow.csv --out " + out + " > " + dir_ + "/slow.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/slow.log");
+  const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
+  auto compute_ms = [](const nlohmann::json& profile) {
+    double total = 0;
+    for (const auto& u : profile["units"])
+      total += u["forward_ms"].get<double>() + u["backward_ms"].get<double>();
+    return total;
+  };
+  const double before = compute_ms(summary["profile"]);
+  const double after = compute_ms(summary["final_estimates"]["profile"]);
+  ASSERT_GT(before, 0);
+  EXPECT_GT(after / before, 2.5) << "warm-up " << before << " ms, final estimate " << after << " ms";
+}
+
 // A malformed trace is refused before anything starts, naming the line.
 TEST_F(ClusterTest, MalformedTraceIsRefusedNamingTheLine) {
   {

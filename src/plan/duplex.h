@@ -1,0 +1,62 @@
+// The full-duplex, cross-iteration cost model: the BSP steady state when a worker's
+// downlink fetches iteration t+1's parameters while its uplink still pushes iteration t's
+// gradients (issue "full-duplex plans"; the phase-separated model is simulate.h).
+//
+// Per worker, workers alike (under BSP the slowest sets the pace; a homogeneous cluster is
+// modelled). Resources: one FIFO downlink, one FIFO uplink, one compute stream. For
+// iteration t:
+//  - Pull requests for t go out when the backward pass of t-1 starts (at 0 for t = 0) and
+//    reach the PS one latency later.
+//  - A unit's parameters for t exist at the PS once its gradient for t-1 has arrived (the
+//    push segment holding it, + latency) plus `aggregation_ms` (from 0 for t = 0).
+//  - The downlink serves the pull segments in the plan's pull order; a segment starts
+//    once its request has arrived, all its units exist and the link is free, and takes
+//    overhead_down + bytes/Bd; it arrives one latency later.
+//  - Forward of unit u starts at max(end of forward u-1, arrival of u's segment); unit 0
+//    also waits for the end of backward t-1 (one compute stream). Backward runs L-1..0
+//    straight after the forward pass.
+//  - Push segments go in send order: one whose lowest unit is a starts at max(end of
+//    backward of a, end of the previous push) and takes overhead_up + bytes/Bu.
+// The figure of merit is the steady-state period: the time between successive starts of
+// forward. It is not assumed: the simulator runs iterations until the schedule repeats
+// (every `cycle` iterations, the state advancing by cycle x period), which a max-plus
+// system like this one reaches after a finite transient.
+//
+//   DuplexPlan p{make_plan("layerwise", profile, link, {}), {}};   // pull ascending
+//   DuplexResult r = simulate_duplex(profile, link, p);            // r.period_ms
+#pragma once
+
+#include <vector>
+
+#include "plan/plan.h"
+#include "plan/profile.h"
+
+namespace dynacomm::plan {
+
+struct DuplexPlan {
+  Plan plan;                    // the segments: pull ascending, push in send order
+  std::vector<int> pull_order;  // the downlink's order of plan.pull's segments (indices);
+                                // empty: ascending
+  // Throws InvalidInput when the plan is invalid or pull_order is not a permutation.
+  void validate(int num_units) const;
+};
+
+struct DuplexOptions {
+  double aggregation_ms = 0;  // PS: from a unit's last gradient arriving to it being servable
+  int max_iterations = 512;   // simulated at most, looking for the steady state
+  int max_cycle = 8;          // longest repeat looked for
+};
+
+struct DuplexResult {
+  double period_ms = 0;  // steady-state iteration period
+  int cycle = 0;         // the schedule repeats every `cycle` iterations
+  int transient = 0;     // iterations simulated before the repeat began
+  bool converged = false;  // false: no repeat within max_iterations; period_ms is then the
+                           // mean of the last half of the simulated iterations
+  std::vector<double> forward_start_ms;  // of every simulated iteration
+};
+
+DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& link,
+                             const DuplexPlan& plan, const DuplexOptions& options = {});
+
+}  // namespace dynacomm::plan

@@ -1,0 +1,103 @@
+#include "plan/duplex.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "base/error.h"
+#include "plan/planner.h"
+#include "plan/simulate.h"
+#include "plan/test_util.h"
+
+namespace dynacomm::plan {
+namespace {
+
+ModelProfile units(std::vector<std::int64_t> bytes, double f, double g) {
+  ModelProfile p;
+  p.model = "hand";
+  p.batch = 1;
+  for (std::size_t u = 0; u < bytes.size(); ++u)
+    p.units.push_back({"u" + std::to_string(u), bytes[u] / 4, bytes[u], f, g});
+  return p;
+}
+
+// 8 Mbit/s: 1,000,000 bytes take 1000 ms.
+LinkProfile link(double latency = 0) { return {8e6, 8e6, 0, 0, latency}; }
+
+TEST(DuplexSimulator, OneUnitCannotOverlapAnything) {
+  // pull 0-1000, forward 1000-1100, backward -1300, push 1300-2300; the next pull waits
+  // for the push: period 2300.
+  const ModelProfile p = units({1'000'000}, 100, 200);
+  const DuplexPlan plan{{"seq", {{0, 0}}, {{0, 0}}}, {}};
+  DuplexResult r = simulate_duplex(p, link(), plan);
+  ASSERT_TRUE(r.converged);
+  EXPECT_EQ(r.cycle, 1);
+  EXPECT_DOUBLE_EQ(r.period_ms, 2300);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[0], 1000);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[1], 3300);
+  // Latency 5 ms each way and 10 ms of aggregation: the push arrives 5 ms later, is
+  // servable 10 ms after that, and the reply takes 5 ms more: 2300 + 5 + 10 + 5.
+  DuplexOptions o;
+  o.aggregation_ms = 10;
+  r = simulate_duplex(p, link(5), plan, o);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[0], 1010);
+  EXPECT_DOUBLE_EQ(r.period_ms, 2320);
+}
+
+TEST(DuplexSimulator, PullOrderDecidesTheOverlap) {
+  // Two units of 1 MB, no compute. Ascending pulls: unit 0's pull waits for unit 0's push,
+  // which goes last, so nothing overlaps: 4 transfers of 1000 ms per iteration.
+  const ModelProfile p = units({1'000'000, 1'000'000}, 0, 0);
+  const Plan segments{"layerwise", {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}};
+  DuplexResult r = simulate_duplex(p, link(), {segments, {}});
+  ASSERT_TRUE(r.converged);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[0], 1000);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[1], 5000);
+  EXPECT_DOUBLE_EQ(r.period_ms, 4000);
+  // Top unit first: its pull runs while unit 0 is still being pushed: 3000 ms.
+  r = simulate_duplex(p, link(), {segments, {1, 0}});
+  ASSERT_TRUE(r.converged);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[0], 2000);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[1], 5000);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[2], 8000);
+  EXPECT_DOUBLE_EQ(r.period_ms, 3000);
+}
+
+TEST(DuplexSimulator, NeverSlowerThanPhaseSeparatedAndNeverBelowItsResources) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const ModelProfile p = testing::random_profile(rng, 1, 12);
+    LinkProfile l = testing::random_link(rng);
+    const std::string name = trial % 3 == 0 ? "sequential" : trial % 3 == 1 ? "layerwise" : "dynacomm";
+    const Plan plan = make_plan(name, p, l, {});
+    const DuplexResult r = simulate_duplex(p, l, {plan, {}});
+    ASSERT_TRUE(r.converged) << "trial " << trial;
+    double compute = 0, down = 0, up = 0;
+    for (const auto& u : p.units) compute += u.forward_ms + u.backward_ms;
+    for (const auto& s : plan.pull) {
+      std::int64_t b = 0;
+      for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
+      down += l.down_ms(b);
+    }
+    for (const auto& s : plan.push) {
+      std::int64_t b = 0;
+      for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
+      up += l.up_ms(b);
+    }
+    const double tol = 1e-6 * r.period_ms;
+    EXPECT_GE(r.period_ms + tol, std::max({compute, down, up})) << "trial " << trial;
+    // The phase-separated iteration (which also pays the request's latency) bounds it.
+    EXPECT_LE(r.period_ms, simulate(p, l, plan) + tol) << "trial " << trial;
+  }
+}
+
+TEST(DuplexSimulator, RejectsABadPullOrder) {
+  const ModelProfile p = units({10, 10}, 1, 1);
+  const Plan segments{"layerwise", {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}};
+  EXPECT_THROW(simulate_duplex(p, link(), {segments, {0, 0}}), InvalidInput);
+  EXPECT_THROW(simulate_duplex(p, link(), {segments, {0}}), InvalidInput);
+  EXPECT_THROW(simulate_duplex(p, link(), {segments, {0, 2}}), InvalidInput);
+}
+
+}  // namespace
+}  // namespace dynacomm::plan
