@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "base/error.h"
+#include "plan/planner.h"
 
 namespace dynacomm::plan {
 
@@ -123,6 +125,216 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   const std::size_t n = states.size(), h = n / 2;
   r.period_ms = (states[n - 1].forward_start - states[h].forward_start) / static_cast<double>(n - 1 - h);
   return r;
+}
+
+namespace {
+
+// A point of the search space: cut after unit u (pull / push), and for each pull segment
+// (named by its top unit) whether it is prefetched.
+struct Candidate {
+  std::vector<bool> pull_cut, push_cut, prefetch;
+};
+
+std::vector<Segment> ascending_segments(const std::vector<bool>& cut) {
+  std::vector<Segment> s;
+  int first = 0;
+  const int L = static_cast<int>(cut.size()) + 1;
+  for (int u = 0; u + 1 < L; ++u)
+    if (cut[static_cast<std::size_t>(u)]) {
+      s.push_back({first, u});
+      first = u + 1;
+    }
+  s.push_back({first, L - 1});
+  return s;
+}
+
+DuplexPlan to_plan(const Candidate& c) {
+  DuplexPlan d;
+  d.plan.scheduler = "dynacomm-fd";
+  d.plan.pull = ascending_segments(c.pull_cut);
+  d.plan.push = reverse_to_send_order(ascending_segments(c.push_cut));
+  const int n = static_cast<int>(d.plan.pull.size());
+  for (int i = n - 1; i >= 0; --i)
+    if (c.prefetch[static_cast<std::size_t>(d.plan.pull[static_cast<std::size_t>(i)].last)])
+      d.pull_order.push_back(i);
+  for (int i = 0; i < n; ++i)
+    if (!c.prefetch[static_cast<std::size_t>(d.plan.pull[static_cast<std::size_t>(i)].last)])
+      d.pull_order.push_back(i);
+  return d;
+}
+
+// Busy time of a direction for a segmentation (sum of transmissions).
+double busy_ms(const ModelProfile& p, const std::vector<bool>& cut, double overhead_ms,
+               double bps) {
+  double ms = 0;
+  for (const Segment& s : ascending_segments(cut)) {
+    std::int64_t b = 0;
+    for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
+    ms += overhead_ms + static_cast<double>(b) * 8e3 / bps;
+  }
+  return ms;
+}
+
+std::vector<bool> bits(unsigned long mask, std::size_t n) {
+  std::vector<bool> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = (mask >> i) & 1;
+  return v;
+}
+
+class Search {
+ public:
+  Search(const ModelProfile& p, const LinkProfile& l, const DuplexOptions& o)
+      : p_(p), l_(l), o_(o), L_(static_cast<int>(p.units.size())) {
+    for (const auto& u : p.units) compute_ += u.forward_ms + u.backward_ms;
+  }
+  double evaluate(const Candidate& c) {
+    ++evaluations_;
+    const DuplexResult r = simulate_duplex(p_, l_, to_plan(c), o_);
+    if (r.period_ms < best_ms_) {
+      best_ms_ = r.period_ms;
+      best_ = c;
+    }
+    return r.period_ms;
+  }
+  // Every point of the family, pruned by the resource bounds.
+  void exhaustive() {
+    const std::size_t n = static_cast<std::size_t>(L_ - 1);
+    for (unsigned long push = 0; push < (1ul << n); ++push) {
+      const std::vector<bool> push_cut = bits(push, n);
+      const double up = busy_ms(p_, push_cut, l_.overhead_up_ms, l_.up_bps);
+      if (std::max(compute_, up) >= best_ms_) continue;
+      for (unsigned long pull = 0; pull < (1ul << n); ++pull) {
+        const std::vector<bool> pull_cut = bits(pull, n);
+        const double down = busy_ms(p_, pull_cut, l_.overhead_down_ms, l_.down_bps);
+        if (std::max({compute_, up, down}) >= best_ms_) continue;
+        // Prefetch flags live on the segments' top units: enumerate subsets of segments.
+        std::vector<int> tops;
+        for (const Segment& s : ascending_segments(pull_cut)) tops.push_back(s.last);
+        for (unsigned long sub = 0; sub < (1ul << tops.size()); ++sub) {
+          Candidate c{pull_cut, push_cut, std::vector<bool>(static_cast<std::size_t>(L_))};
+          for (std::size_t i = 0; i < tops.size(); ++i)
+            c.prefetch[static_cast<std::size_t>(tops[i])] = (sub >> i) & 1;
+          evaluate(c);
+        }
+      }
+    }
+  }
+  // First-improvement local search from c; stops at a local optimum or the budget.
+  void local(Candidate c, long budget) {
+    double here = evaluate(c);
+    const std::size_t n = static_cast<std::size_t>(L_ - 1);
+    for (bool improved = true; improved && evaluations_ < budget;) {
+      improved = false;
+      for (int kind = 0; kind < 5 && evaluations_ < budget; ++kind)
+        for (std::size_t u = 0; u < (kind == 2 ? n + 1 : n) && evaluations_ < budget; ++u) {
+          Candidate m = c;
+          if (kind == 0 || kind == 3) m.pull_cut[u] = !m.pull_cut[u];
+          if (kind == 1 || kind == 4) m.push_cut[u] = !m.push_cut[u];
+          if (kind == 2 || kind == 3) m.prefetch[u] = !m.prefetch[u];
+          if (kind == 4) m.pull_cut[u] = !m.pull_cut[u];
+          const double t = evaluate(m);
+          if (t < here * (1 - 1e-12)) {
+            here = t;
+            c = std::move(m);
+            improved = true;
+          }
+        }
+    }
+  }
+  Candidate from(const Plan& plan, bool prefetch_all) const {
+    Candidate c{std::vector<bool>(static_cast<std::size_t>(L_ - 1)),
+                std::vector<bool>(static_cast<std::size_t>(L_ - 1)),
+                std::vector<bool>(static_cast<std::size_t>(L_), prefetch_all)};
+    for (const Segment& s : plan.pull)
+      if (s.last < L_ - 1) c.pull_cut[static_cast<std::size_t>(s.last)] = true;
+    for (const Segment& s : plan.push)
+      if (s.last < L_ - 1) c.push_cut[static_cast<std::size_t>(s.last)] = true;
+    return c;
+  }
+  // Iterated local search: from the best so far, a few random toggles, then local search
+  // again; deterministic (fixed seed).
+  void perturbations(int rounds, long budget) {
+    std::mt19937_64 rng(12345);
+    const std::size_t n = static_cast<std::size_t>(L_ - 1);
+    for (int r = 0; r < rounds && evaluations_ < budget && n > 0; ++r) {
+      Candidate c = best_;
+      for (int k = 0; k < 3; ++k) {
+        const std::size_t u = std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+        switch (std::uniform_int_distribution<int>(0, 2)(rng)) {
+          case 0: c.pull_cut[u] = !c.pull_cut[u]; break;
+          case 1: c.push_cut[u] = !c.push_cut[u]; break;
+          default: c.prefetch[u] = !c.prefetch[u]; break;
+        }
+      }
+      local(std::move(c), budget);
+    }
+  }
+  DuplexPlan best() const { return to_plan(best_); }
+  long evaluations() const { return evaluations_; }
+
+ private:
+  const ModelProfile& p_;
+  const LinkProfile& l_;
+  const DuplexOptions& o_;
+  int L_;
+  double compute_ = 0, best_ms_ = 1e300;
+  Candidate best_;
+  long evaluations_ = 0;
+};
+
+}  // namespace
+
+DuplexPlan plan_duplex(const ModelProfile& profile, const LinkProfile& link,
+                       const DuplexPlannerOptions& o) {
+  profile.validate();
+  link.validate();
+  const int L = static_cast<int>(profile.units.size());
+  Search search(profile, link, o.simulation);
+  if (L <= o.exact_up_to && L <= 20) {
+    search.exhaustive();
+    return search.best();
+  }
+  // Starts: the phase-separated optimum's segments, every unit alone, one segment; each
+  // with nothing and with everything prefetched. The budget is shared.
+  const PlannerOptions po;
+  for (const char* start : {"dynacomm", "layerwise", "sequential"})
+    for (bool prefetch : {false, true})
+      search.local(search.from(make_plan(start, profile, link, po), prefetch), o.max_evaluations);
+  search.perturbations(o.perturbations, o.max_evaluations);
+  return search.best();
+}
+
+DuplexPlan plan_duplex_exhaustive(const ModelProfile& profile, const LinkProfile& link,
+                                  const DuplexPlannerOptions& o) {
+  if (profile.units.size() > 7) throw InvalidInput("plan_duplex_exhaustive: at most 7 units");
+  DuplexPlannerOptions exact = o;
+  exact.exact_up_to = 7;
+  return plan_duplex(profile, link, exact);
+}
+
+DuplexPlan brute_force_duplex(const ModelProfile& profile, const LinkProfile& link,
+                              const DuplexOptions& o) {
+  const int L = static_cast<int>(profile.units.size());
+  if (L > 7) throw InvalidInput("brute_force_duplex: at most 7 units");
+  const std::size_t n = static_cast<std::size_t>(L - 1);
+  DuplexPlan best;
+  double best_ms = 1e300;
+  for (unsigned long pull = 0; pull < (1ul << n); ++pull)
+    for (unsigned long push = 0; push < (1ul << n); ++push) {
+      DuplexPlan d;
+      d.plan = {"brute-force", ascending_segments(bits(pull, n)),
+                reverse_to_send_order(ascending_segments(bits(push, n)))};
+      d.pull_order.resize(d.plan.pull.size());
+      for (std::size_t i = 0; i < d.pull_order.size(); ++i) d.pull_order[i] = static_cast<int>(i);
+      do {
+        const double t = simulate_duplex(profile, link, d, o).period_ms;
+        if (t < best_ms) {
+          best_ms = t;
+          best = d;
+        }
+      } while (std::next_permutation(d.pull_order.begin(), d.pull_order.end()));
+    }
+  return best;
 }
 
 }  // namespace dynacomm::plan

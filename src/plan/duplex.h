@@ -59,4 +59,29 @@ struct DuplexResult {
 DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& link,
                              const DuplexPlan& plan, const DuplexOptions& options = {});
 
+// The plan with the shortest steady-state period (strategy `dynacomm-fd`), over:
+// contiguous pull and push segmentations, pushes in backward order, and pull orders of the
+// form "a chosen subset of the segments, top first, then the others bottom-up" (prefetch
+// what becomes available early and is needed late; then fetch in the order forward needs
+// it). Brute force over every pull order agreed with this family on every random case
+// tried (L <= 6, tests). Up to `exact_up_to` units it searches the family exhaustively,
+// pruned by resource bounds (a period is never below the compute time, nor below either
+// link's busy time); above, it runs a local search (toggle a cut, a prefetch, or a cut
+// and its neighbour) from several starts, then from `perturbations` random kicks of the
+// best (iterated local search, fixed seed), at most `max_evaluations` simulations.
+struct DuplexPlannerOptions {
+  DuplexOptions simulation;
+  int exact_up_to = 8;
+  long max_evaluations = 200000;
+  int perturbations = 30;
+};
+DuplexPlan plan_duplex(const ModelProfile& profile, const LinkProfile& link,
+                       const DuplexPlannerOptions& options = {});
+// The family searched exhaustively at any size, and every pull order (not just the
+// family's) for every segmentation: for tests, small L only (throws above 7 units).
+DuplexPlan plan_duplex_exhaustive(const ModelProfile& profile, const LinkProfile& link,
+                                  const DuplexPlannerOptions& options = {});
+DuplexPlan brute_force_duplex(const ModelProfile& profile, const LinkProfile& link,
+                              const DuplexOptions& options = {});
+
 }  // namespace dynacomm::plan
