@@ -433,10 +433,8 @@ void run_trace_bench(const BenchFlags& f) {
                  base.link_trace.empty() ? base.device_slowdown_trace.c_str()
                                          : base.link_trace.c_str(),
                  static_cast<long long>(f.iterations));
-    std::unique_ptr<cluster::NetnsTopology> topology;
-    if (j.net == "netns")
-      topology = std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker));
-    const nlohmann::json summary = run_cluster_job(j, per_worker, dir, threads, topology.get());
+    // Under --net netns the job makes (and removes) its own namespaces.
+    const nlohmann::json summary = run_cluster_job(j, per_worker, dir, threads, nullptr);
     const Metrics m = read_metrics(dir + "/metrics.csv");
     const auto& it = m.at("iteration");
     PolicyRun run;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "base/stats.h"
 
 namespace dynacomm::plan {
 
@@ -12,19 +13,6 @@ namespace {
 
 double recency_weight(std::int64_t newest, std::int64_t iteration, double half_life) {
   return std::exp2(-static_cast<double>(newest - iteration) / half_life);
-}
-
-double weighted_median(std::vector<std::pair<double, double>> v) {  // (value, weight)
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double total = 0;
-  for (const auto& p : v) total += p.second;
-  double seen = 0;
-  for (const auto& p : v) {
-    seen += p.second;
-    if (seen >= total / 2) return p.first;
-  }
-  return v.back().first;
 }
 
 }  // namespace

@@ -5,24 +5,11 @@
 #include <utility>
 
 #include "base/error.h"
+#include "base/stats.h"
 
 namespace dynacomm::plan {
 
 namespace {
-
-// The weighted median: the smallest value whose cumulative weight reaches half.
-double weighted_median(std::vector<std::pair<double, double>> v) {  // (value, weight)
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double total = 0;
-  for (const auto& p : v) total += p.second;
-  double seen = 0;
-  for (const auto& p : v) {
-    seen += p.second;
-    if (seen >= total / 2) return p.first;
-  }
-  return v.back().first;
-}
 
 void check(const std::vector<TransferSample>& samples) {
   for (const auto& s : samples)
