@@ -252,7 +252,8 @@ void run_bench(const BenchFlags& f) {
     std::string table =
         "## " + bw + " down / " + (j.up.empty() ? bw : j.up) + " up\n\n" +
         "| strategy | median ms | min-max ms | predicted ms (warm-up / run) | measured/predicted "
-        "(warm-up / run) | measured/ideal | speed-up vs sequential |\n|---|---|---|---|---|---|---|\n";
+        "(warm-up / run) | measured/ideal | speed-up vs sequential "
+        "|\n|---|---|---|---|---|---|---|\n";
     report::BarChart bars{j.model + ", " + std::to_string(j.workers) + " workers, " + bw +
                               " (" + (j.net == "netns" ? "tbf" : "emulated") + ")",
                           "iteration time (ms)", {}};
@@ -266,41 +267,41 @@ void run_bench(const BenchFlags& f) {
     auto add_row = [&](const std::string& name, const Stats& s, double predicted,
                        double predicted_final) {
       const double speedup = seq > 0 && s.median > 0 ? seq / s.median : 0;
-      nlohmann::json row = {{"scheduler", name},
-                            {"model", j.model},
-                            {"workers", j.workers},
-                            {"batch", j.batch},
-                            {"net", j.net},
-                            {"down_bps", wo.link.down_bps},
-                            {"up_bps", wo.link.up_bps},
-                            {"latency_ms", wo.link.latency_ms},
-                            {"median_ms", s.median},
-                            {"min_ms", s.min},
-                            {"max_ms", s.max},
-                            {"iterations", s.values.size()},
-                            {"iteration_ms", s.values},
-                            {"predicted_ms", predicted > 0 ? nlohmann::json(predicted) : nullptr},
-                            {"predicted_final_ms",
-                             predicted_final > 0 ? nlohmann::json(predicted_final) : nullptr},
-                            {"ideal_ms", ideal},
-                            {"ideal_final_ms", ideal_final > 0 ? nlohmann::json(ideal_final) : nullptr},
-                            {"measured_over_ideal", s.median / ideal},
-                            {"speedup_vs_sequential", speedup},
-                            {"measured_link", summary["measured_link"]}};
+      nlohmann::json row = {
+          {"scheduler", name},
+          {"model", j.model},
+          {"workers", j.workers},
+          {"batch", j.batch},
+          {"net", j.net},
+          {"down_bps", wo.link.down_bps},
+          {"up_bps", wo.link.up_bps},
+          {"latency_ms", wo.link.latency_ms},
+          {"median_ms", s.median},
+          {"min_ms", s.min},
+          {"max_ms", s.max},
+          {"iterations", s.values.size()},
+          {"iteration_ms", s.values},
+          {"predicted_ms", predicted > 0 ? nlohmann::json(predicted) : nullptr},
+          {"predicted_final_ms", predicted_final > 0 ? nlohmann::json(predicted_final) : nullptr},
+          {"ideal_ms", ideal},
+          {"ideal_final_ms", ideal_final > 0 ? nlohmann::json(ideal_final) : nullptr},
+          {"measured_over_ideal", s.median / ideal},
+          {"speedup_vs_sequential", speedup},
+          {"measured_link", summary["measured_link"]}};
       if (predicted > 0) row["measured_over_predicted"] = s.median / predicted;
       if (predicted_final > 0) row["measured_over_predicted_final"] = s.median / predicted_final;
       rows.push_back(row);
       csv.push_back({wo.link.down_bps, wo.link.up_bps, s.median, s.min, s.max,
                      predicted > 0 ? predicted : std::nan(""), ideal, speedup});
-      table += "| " + name + " | " + fmt("%.1f", s.median) + " | " + fmt("%.1f", s.min) + "-" +
-               fmt("%.1f", s.max) + " | " +
-               (predicted > 0 ? fmt("%.1f", predicted) + " / " + fmt("%.1f", predicted_final) : "-") +
-               " | " +
-               (predicted > 0 ? fmt("%.2f", s.median / predicted) + " / " +
-                                    fmt("%.2f", s.median / predicted_final)
-                              : "-") +
-               " | " +
-               fmt("%.2f", s.median / ideal) + " | " + fmt("%.2fx", speedup) + " |\n";
+      table +=
+          "| " + name + " | " + fmt("%.1f", s.median) + " | " + fmt("%.1f", s.min) + "-" +
+          fmt("%.1f", s.max) + " | " +
+          (predicted > 0 ? fmt("%.1f", predicted) + " / " + fmt("%.1f", predicted_final) : "-") +
+          " | " +
+          (predicted > 0
+               ? fmt("%.2f", s.median / predicted) + " / " + fmt("%.2f", s.median / predicted_final)
+               : "-") +
+          " | " + fmt("%.2f", s.median / ideal) + " | " + fmt("%.2fx", speedup) + " |\n";
       bars.bars.push_back({name, s.median, s.min, s.max, fmt("%.2fx", speedup)});
       auto found = std::find_if(speedups.begin(), speedups.end(),
                                 [&](const report::Series& x) { return x.name == name; });
@@ -336,7 +337,8 @@ void run_bench(const BenchFlags& f) {
     }
     const auto& ml = summary["measured_link"];
     table += "\nideal " + fmt("%.1f", ideal) + " ms (from the run's estimates " +
-             fmt("%.1f", ideal_final) + " ms). Predictions: from the warm-up's measurements "
+             fmt("%.1f", ideal_final) +
+             " ms). Predictions: from the warm-up's measurements "
              "(what the plans were made from) / from the online estimates at the end of the "
              "run (the last 8 iterations). Link seen by worker 0 (fitted from the "
              "warm-up's transfers): down " +
@@ -377,7 +379,6 @@ void run_bench(const BenchFlags& f) {
   std::printf("results in %s (bench.json, bench.csv, bench.md, *.svg)\n", out.c_str());
 }
 
-
 // One policy's run on the trace: every iteration after warm-up but the job's last (whose
 // time includes fetching the final model for evaluation).
 struct PolicyRun {
@@ -404,8 +405,9 @@ void run_trace_bench(const BenchFlags& f) {
   if (policies.empty()) throw InvalidInput("bench: --policies names no policy");
   for (const auto& p : policies) (void)policy_mode(p);
   if (!f.sweep.empty() || !f.peers.empty())
-    throw InvalidInput("bench: --link-trace compares re-planning policies; it does not combine "
-                       "with --sweep-bandwidth or --peers");
+    throw InvalidInput(
+        "bench: --link-trace compares re-planning policies; it does not combine "
+        "with --sweep-bandwidth or --peers");
   if (f.iterations < 1) throw InvalidInput("bench: --iterations must be at least 1");
   base.rotation.clear();
   base.iterations = base.warmup + f.iterations + 1;  // + the last, not measured
@@ -428,11 +430,13 @@ void run_trace_bench(const BenchFlags& f) {
     j.replan = plan::to_string(policy_mode(name));
     const std::vector<JobFlags> per_worker = per_worker_flags(j, {});
     const std::string dir = out + "/" + name;
-    std::fprintf(stderr, "bench: %s, policy %s (--replan %s) on %s, %lld iterations after "
-                 "warm-up\n", j.model.c_str(), name.c_str(), j.replan.c_str(),
-                 base.link_trace.empty() ? base.device_slowdown_trace.c_str()
-                                         : base.link_trace.c_str(),
-                 static_cast<long long>(f.iterations));
+    std::fprintf(
+        stderr,
+        "bench: %s, policy %s (--replan %s) on %s, %lld iterations after "
+        "warm-up\n",
+        j.model.c_str(), name.c_str(), j.replan.c_str(),
+        base.link_trace.empty() ? base.device_slowdown_trace.c_str() : base.link_trace.c_str(),
+        static_cast<long long>(f.iterations));
     // Under --net netns the job makes (and removes) its own namespaces.
     const nlohmann::json summary = run_cluster_job(j, per_worker, dir, threads, nullptr);
     const Metrics m = read_metrics(dir + "/metrics.csv");
@@ -472,17 +476,21 @@ void run_trace_bench(const BenchFlags& f) {
     if (r.name == "oracle") oracle = &r;
 
   nlohmann::json json_rows = nlohmann::json::array();
-  std::string md = "# dynacomm bench: re-planning on a trace: " + base.model + ", " +
-                   std::to_string(base.workers) + " workers, batch " + std::to_string(base.batch) +
-                   ", links " + (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") +
-                   "\n\nTrace: " + (base.link_trace.empty() ? "(none)" : base.link_trace) +
-                   (base.device_slowdown_trace.empty() ? "" : ", device " + base.device_slowdown_trace) +
-                   ". " + std::to_string(f.iterations) + " iterations after warm-up per policy, one job "
-                   "each, one after the other; an epoch is " + std::to_string(epoch_iterations) +
-                   " iterations. Statistics leave out the iterations in which worker 0 evaluated "
-                   "the model (epoch ends).\n\n";
-  md += "| policy | run time after warm-up (s) | median ms | min-max ms | plan changes | "
-        "before the first change: median ms |";
+  std::string md =
+      "# dynacomm bench: re-planning on a trace: " + base.model + ", " +
+      std::to_string(base.workers) + " workers, batch " + std::to_string(base.batch) + ", links " +
+      (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") +
+      "\n\nTrace: " + (base.link_trace.empty() ? "(none)" : base.link_trace) +
+      (base.device_slowdown_trace.empty() ? "" : ", device " + base.device_slowdown_trace) + ". " +
+      std::to_string(f.iterations) +
+      " iterations after warm-up per policy, one job "
+      "each, one after the other; an epoch is " +
+      std::to_string(epoch_iterations) +
+      " iterations. Statistics leave out the iterations in which worker 0 evaluated "
+      "the model (epoch ends).\n\n";
+  md +=
+      "| policy | run time after warm-up (s) | median ms | min-max ms | plan changes | "
+      "before the first change: median ms |";
   for (std::size_t w = 0; w < windows.size(); ++w)
     md += " after the change at " + fmt("%.0f", windows[w].first) +
           " s: iterations to within 10% of the oracle | then median ms (vs oracle) |";
@@ -490,8 +498,10 @@ void run_trace_bench(const BenchFlags& f) {
   for (std::size_t w = 0; w < windows.size(); ++w) md += "---|---|";
   md += "\n";
   std::string csv = "policy,iteration,start_s,iteration_ms\n";
-  report::LineChart times{base.model + ": iteration time on the trace, worker 0", "time since the job's start (s)",
-                          "iteration time (ms)", {}};
+  report::LineChart times{base.model + ": iteration time on the trace, worker 0",
+                          "time since the job's start (s)",
+                          "iteration time (ms)",
+                          {}};
   times.continuous_x = true;
   double t_end = 0;
   for (const auto& r : runs) {
@@ -502,8 +512,8 @@ void run_trace_bench(const BenchFlags& f) {
     double total = 0;
     for (double v : r.ms) total += v;
     nlohmann::json after = nlohmann::json::array();
-    md += "| " + r.name + " | " + fmt("%.1f", total / 1e3) + " | " + fmt("%.1f", st.median) + " | " +
-          fmt("%.1f", st.min) + "-" + fmt("%.1f", st.max) + " | " +
+    md += "| " + r.name + " | " + fmt("%.1f", total / 1e3) + " | " + fmt("%.1f", st.median) +
+          " | " + fmt("%.1f", st.min) + "-" + fmt("%.1f", st.max) + " | " +
           std::to_string(r.plan_changes.size()) + " |";
     {
       const std::vector<double> before =
@@ -525,12 +535,18 @@ void run_trace_bench(const BenchFlags& f) {
       const double later_median = later.empty() ? 0 : median(later);
       after.push_back({{"change_s", w.first},
                        {"iterations", mine.size()},
-                       {"iterations_to_within_10pct_of_oracle", settled > 0 ? nlohmann::json(settled) : nullptr},
-                       {"median_ms_from_6th", later.empty() ? nlohmann::json(nullptr) : nlohmann::json(later_median)},
+                       {"iterations_to_within_10pct_of_oracle",
+                        settled > 0 ? nlohmann::json(settled) : nullptr},
+                       {"median_ms_from_6th",
+                        later.empty() ? nlohmann::json(nullptr) : nlohmann::json(later_median)},
                        {"oracle_ms", reference > 0 ? nlohmann::json(reference) : nullptr}});
-      md += " " + (reference <= 0 ? std::string("-") : settled > 0 ? std::to_string(settled) : "not within " + std::to_string(mine.size())) +
+      md += " " +
+            (reference <= 0 ? std::string("-")
+             : settled > 0  ? std::to_string(settled)
+                            : "not within " + std::to_string(mine.size())) +
             " | " + (later.empty() ? std::string("-") : fmt("%.1f", later_median)) +
-            (reference > 0 && !later.empty() ? fmt(" (%.2fx)", later_median / reference) : "") + " |";
+            (reference > 0 && !later.empty() ? fmt(" (%.2fx)", later_median / reference) : "") +
+            " |";
     }
     md += "\n";
     json_rows.push_back({{"scheduler", r.name},
@@ -558,8 +574,8 @@ void run_trace_bench(const BenchFlags& f) {
     for (std::size_t i = 0; i < r.ms.size(); ++i) {
       ser.x.push_back(r.start_s[i] + r.ms[i] / 1e3);  // plotted where the iteration ended
       ser.y.push_back(r.ms[i]);
-      csv += r.name + "," + std::to_string(r.iteration[i]) + "," + fmt("%.3f", r.start_s[i]) +
-             "," + fmt("%.3f", r.ms[i]) + "\n";
+      csv += r.name + "," + std::to_string(r.iteration[i]) + "," + fmt("%.3f", r.start_s[i]) + "," +
+             fmt("%.3f", r.ms[i]) + "\n";
       t_end = std::max(t_end, ser.x.back());
     }
     times.series.push_back(std::move(ser));
@@ -568,15 +584,18 @@ void run_trace_bench(const BenchFlags& f) {
   for (const auto& r : runs)
     for (const auto& c : r.plan_changes)
       md += "- " + r.name + ", iteration " + std::to_string(c["iteration"].get<std::int64_t>()) +
-            ": plan " + std::to_string(c["plan_id"].get<int>()) + ", " + c["why"].get<std::string>() +
+            ": plan " + std::to_string(c["plan_id"].get<int>()) + ", " +
+            c["why"].get<std::string>() +
             fmt(" (predicted %.1f", c["predicted_current_ms"].get<double>()) +
             fmt(" -> %.1f ms)\n", c["predicted_best_ms"].get<double>());
   times.x_min = 0;
   times.x_max = t_end;
   std::vector<std::string> charts = {report::render(times)};
   if (!rows.empty()) {
-    report::LineChart link{"the link trace, worker 0", "time since the job's start (s)",
-                           "bandwidth (Mbit/s)", {{"down", {}, {}}, {"up", {}, {}}}};
+    report::LineChart link{"the link trace, worker 0",
+                           "time since the job's start (s)",
+                           "bandwidth (Mbit/s)",
+                           {{"down", {}, {}}, {"up", {}, {}}}};
     link.continuous_x = true;
     link.x_min = 0;
     link.x_max = t_end;
@@ -584,7 +603,8 @@ void run_trace_bench(const BenchFlags& f) {
       const double from = rows[i].time_s, to = i + 1 < rows.size() ? rows[i + 1].time_s : t_end;
       if (from > t_end) break;
       link.series[0].x.insert(link.series[0].x.end(), {from, std::min(to, t_end)});
-      link.series[0].y.insert(link.series[0].y.end(), {rows[i].down_bps / 1e6, rows[i].down_bps / 1e6});
+      link.series[0].y.insert(link.series[0].y.end(),
+                              {rows[i].down_bps / 1e6, rows[i].down_bps / 1e6});
       link.series[1].x.insert(link.series[1].x.end(), {from, std::min(to, t_end)});
       link.series[1].y.insert(link.series[1].y.end(), {rows[i].up_bps / 1e6, rows[i].up_bps / 1e6});
     }

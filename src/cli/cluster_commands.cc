@@ -114,16 +114,16 @@ void add_worker_command(CLI::App& app) {
       double acc = epoch_end && epoch_index < r.epoch_test_accuracy.size()
                        ? r.epoch_test_accuracy[epoch_index++]
                        : -1;
-      rows.push_back({std::to_string(it.iteration), std::to_string(it.epoch), cell(it.start_s), cell(it.ms),
-                      cell(it.loss), std::to_string(it.bytes_up), std::to_string(it.bytes_down),
-                      std::to_string(it.plan_id), std::to_string(it.pull_segments),
-                      std::to_string(it.push_segments), cell(acc), it.plan_change,
-                      it.plan_change.empty() ? "" : cell(it.predicted_gain_ms)});
+      rows.push_back({std::to_string(it.iteration), std::to_string(it.epoch), cell(it.start_s),
+                      cell(it.ms), cell(it.loss), std::to_string(it.bytes_up),
+                      std::to_string(it.bytes_down), std::to_string(it.plan_id),
+                      std::to_string(it.pull_segments), std::to_string(it.push_segments), cell(acc),
+                      it.plan_change, it.plan_change.empty() ? "" : cell(it.predicted_gain_ms)});
     }
     run.write_csv("metrics.csv",
-                  {"iteration", "epoch", "start_s", "iteration_ms", "loss", "bytes_up", "bytes_down",
-                   "plan_id", "pull_segments", "push_segments", "test_accuracy", "plan_change",
-                   "predicted_gain_ms"},
+                  {"iteration", "epoch", "start_s", "iteration_ms", "loss", "bytes_up",
+                   "bytes_down", "plan_id", "pull_segments", "push_segments", "test_accuracy",
+                   "plan_change", "predicted_gain_ms"},
                   rows);
     run.write_floats("weights.bin", r.final_weights);
     nlohmann::json plan = plan::to_json(r.plan);

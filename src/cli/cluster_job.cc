@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -121,7 +121,8 @@ nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& p
     std::vector<TimedReplay::Step> steps;
     for (int r = 0; r < j.workers; ++r)
       for (const plan::LinkTracePoint& p : trace.for_worker(r))
-        steps.push_back({p.time_s, [topology, r, p] { topology->set_rates(r, p.down_bps, p.up_bps); }});
+        steps.push_back(
+            {p.time_s, [topology, r, p] { topology->set_rates(r, p.down_bps, p.up_bps); }});
     std::stable_sort(steps.begin(), steps.end(),
                      [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
     tc_replay = std::make_unique<TimedReplay>(origin, std::move(steps));

@@ -34,7 +34,7 @@ struct JobFlags {
   double replan_threshold = 0.05;
   std::int64_t replan_interval = 3;
   std::string link_trace, device_slowdown_trace;  // files
-  double trace_origin_ms = 0;  // steady clock, ms; 0: the worker's own start
+  double trace_origin_ms = 0;                     // steady clock, ms; 0: the worker's own start
   double lr = 0.05, momentum = 0.9, weight_decay = 5e-4;
   std::string lr_schedule = "cosine";
   double timeout_s = 60;

@@ -92,12 +92,14 @@ void run_cluster(const TrainFlags& f) {
       "(predicted): the plan is predicted %.2fx faster\n",
       median, j.scheduler.c_str(), pred, seq, pred > 0 ? seq / pred : 0.0);
   if (s.contains("plan_changes") && !s["plan_changes"].empty()) {
-    std::printf("worker 0 re-planned %zu time(s) while training (--replan %s); the prediction "
-                "above is the first plan's:\n",
-                s["plan_changes"].size(), j.replan.c_str());
+    std::printf(
+        "worker 0 re-planned %zu time(s) while training (--replan %s); the prediction "
+        "above is the first plan's:\n",
+        s["plan_changes"].size(), j.replan.c_str());
     for (const auto& c : s["plan_changes"])
       std::printf("  plan %d from iteration %lld: %s (predicted %.1f -> %.1f ms)\n",
-                  c["plan_id"].get<int>(), static_cast<long long>(c["iteration"].get<std::int64_t>()),
+                  c["plan_id"].get<int>(),
+                  static_cast<long long>(c["iteration"].get<std::int64_t>()),
                   c["why"].get<std::string>().c_str(), c["predicted_current_ms"].get<double>(),
                   c["predicted_best_ms"].get<double>());
   }

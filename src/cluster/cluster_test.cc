@@ -192,7 +192,8 @@ TEST_F(ClusterTest, PlanFollowsALinkChangeAndTheWeightsStayTheSame) {
   const auto& change = summary["plan_changes"][0];
   EXPECT_GE(change["iteration"].get<int>(), 3);
   EXPECT_NE(change["why"].get<std::string>().find("downlink"), std::string::npos) << change;
-  EXPECT_GT(change["predicted_current_ms"].get<double>(), change["predicted_best_ms"].get<double>());
+  EXPECT_GT(change["predicted_current_ms"].get<double>(),
+            change["predicted_best_ms"].get<double>());
   EXPECT_GE(summary["plans"].size(), 2u);
   // metrics.csv: the new plan id from the change on, with the reason on that row.
   const std::string metrics = read_file(replanned + "/metrics.csv");
@@ -204,7 +205,8 @@ TEST_F(ClusterTest, PlanFollowsALinkChangeAndTheWeightsStayTheSame) {
     if (e["ph"] == "i" && e["cat"] == "replan") ++instants;
   EXPECT_GE(instants, 1);
 
-  EXPECT_EQ(nlohmann::json::parse(read_file(reference + "/summary.json"))["plan_changes"].size(), 0u);
+  EXPECT_EQ(nlohmann::json::parse(read_file(reference + "/summary.json"))["plan_changes"].size(),
+            0u);
   const std::string w = read_file(replanned + "/weights.bin");
   ASSERT_FALSE(w.empty());
   EXPECT_TRUE(w == read_file(reference + "/weights.bin")) << "re-planning changed the weights";
@@ -220,9 +222,9 @@ TEST_F(ClusterTest, BenchComparesReplanningPoliciesOnATrace) {
   const std::string out = dir_ + "/bench";
   const std::string cmd = std::string(DYNACOMM_EXE) +
                           " bench --model lenet5 --iterations 8 --batch 32 --train-samples 2000"
-                          " --test-samples 100 --latency 1ms --link-trace " + dir_ +
-                          "/trace.csv --policies dynacomm,dynacomm-static,oracle --out " + out +
-                          " > " + dir_ + "/bench.log 2>&1";
+                          " --test-samples 100 --latency 1ms --link-trace " +
+                          dir_ + "/trace.csv --policies dynacomm,dynacomm-static,oracle --out " +
+                          out + " > " + dir_ + "/bench.log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/bench.log");
   const nlohmann::json rows = nlohmann::json::parse(read_file(out + "/bench.json"));
   ASSERT_EQ(rows.size(), 3u);
@@ -250,10 +252,11 @@ TEST_F(ClusterTest, ComputeEstimateFollowsADeviceSlowdownTrace) {
     t << "time_s,factor,worker\n0,1,all\n5,5,0\n";
   }
   const std::string out = dir_ + "/slow";
-  const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " train --model lenet5 --iterations 60 --batch 32 --train-samples 4000"
-                          " --test-samples 100 --down 20mbit --latency 1ms --device-slowdown-trace " +
-                          dir_ + "/slow.csv --out " + out + " > " + dir_ + "/slow.log 2>&1";
+  const std::string cmd =
+      std::string(DYNACOMM_EXE) +
+      " train --model lenet5 --iterations 60 --batch 32 --train-samples 4000"
+      " --test-samples 100 --down 20mbit --latency 1ms --device-slowdown-trace " +
+      dir_ + "/slow.csv --out " + out + " > " + dir_ + "/slow.log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/slow.log");
   const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
   auto compute_ms = [](const nlohmann::json& profile) {
@@ -265,7 +268,8 @@ TEST_F(ClusterTest, ComputeEstimateFollowsADeviceSlowdownTrace) {
   const double before = compute_ms(summary["profile"]);
   const double after = compute_ms(summary["final_estimates"]["profile"]);
   ASSERT_GT(before, 0);
-  EXPECT_GT(after / before, 2.5) << "warm-up " << before << " ms, final estimate " << after << " ms";
+  EXPECT_GT(after / before, 2.5) << "warm-up " << before << " ms, final estimate " << after
+                                 << " ms";
 }
 
 // A malformed trace is refused before anything starts, naming the line.
@@ -274,8 +278,9 @@ TEST_F(ClusterTest, MalformedTraceIsRefusedNamingTheLine) {
     std::ofstream t(dir_ + "/bad.csv");
     t << "time_s,down,up,latency\n0,50mbit,50mbit,1ms\n3,fast,1gbit,1ms\n";
   }
-  const std::string cmd = std::string(DYNACOMM_EXE) + " train --model lenet5 --iterations 3 --link-trace " +
-                          dir_ + "/bad.csv --out " + dir_ + "/run > " + dir_ + "/bad.log 2>&1";
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " train --model lenet5 --iterations 3 --link-trace " + dir_ +
+                          "/bad.csv --out " + dir_ + "/run > " + dir_ + "/bad.log 2>&1";
   EXPECT_NE(std::system(cmd.c_str()), 0);
   EXPECT_NE(read_file(dir_ + "/bad.log").find("bad.csv:3:"), std::string::npos)
       << read_file(dir_ + "/bad.log");

@@ -17,9 +17,12 @@ void DuplexPlan::validate(int num_units) const {
     throw InvalidInput("duplex plan: the pull order has " + std::to_string(pull_order.size()) +
                        " entries for " + std::to_string(plan.pull.size()) + " pull segments");
   for (int k : pull_order) {
-    if (k < 0 || static_cast<std::size_t>(k) >= plan.pull.size() || seen[static_cast<std::size_t>(k)])
-      throw InvalidInput("duplex plan: the pull order is not a permutation of the pull segments "
-                         "(entry " + std::to_string(k) + ")");
+    if (k < 0 || static_cast<std::size_t>(k) >= plan.pull.size() ||
+        seen[static_cast<std::size_t>(k)])
+      throw InvalidInput(
+          "duplex plan: the pull order is not a permutation of the pull segments "
+          "(entry " +
+          std::to_string(k) + ")");
     seen[static_cast<std::size_t>(k)] = true;
   }
 }
@@ -59,8 +62,9 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   const int L = static_cast<int>(profile.units.size());
   dp.validate(L);
   if (o.max_iterations < 4 || o.max_cycle < 1 || !(o.aggregation_ms >= 0))
-    throw InvalidInput("duplex simulation: max_iterations >= 4, max_cycle >= 1 and "
-                       "aggregation_ms >= 0 are required");
+    throw InvalidInput(
+        "duplex simulation: max_iterations >= 4, max_cycle >= 1 and "
+        "aggregation_ms >= 0 are required");
   const Plan& p = dp.plan;
   std::vector<int> order = dp.pull_order;
   if (order.empty())
@@ -86,7 +90,8 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
     for (int k : order) {  // the downlink, in pull order
       const Segment& s = p.pull[static_cast<std::size_t>(k)];
       double ready = request;
-      for (int u = s.first; u <= s.last; ++u) ready = std::max(ready, exists[static_cast<std::size_t>(u)]);
+      for (int u = s.first; u <= s.last; ++u)
+        ready = std::max(ready, exists[static_cast<std::size_t>(u)]);
       const double start = std::max(ready, down_free);
       down_free = start + link.down_ms(pull_bytes[static_cast<std::size_t>(k)]);
       arrive[static_cast<std::size_t>(k)] = down_free + lat;
@@ -97,7 +102,7 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
       if (u == 0) forward_start = now;
       now += profile.units[static_cast<std::size_t>(u)].forward_ms;
     }
-    request = now + lat;  // the next iteration's requests leave as backward starts
+    request = now + lat;                // the next iteration's requests leave as backward starts
     for (int u = L - 1; u >= 0; --u) {  // backward, top-down
       now += profile.units[static_cast<std::size_t>(u)].backward_ms;
       end_backward[static_cast<std::size_t>(u)] = now;
@@ -118,12 +123,14 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
         r.cycle = c;
         r.transient = t - 3 * c;
         r.period_ms = (states[static_cast<std::size_t>(t)].forward_start -
-                       states[static_cast<std::size_t>(t - c)].forward_start) / c;
+                       states[static_cast<std::size_t>(t - c)].forward_start) /
+                      c;
         return r;
       }
   }
   const std::size_t n = states.size(), h = n / 2;
-  r.period_ms = (states[n - 1].forward_start - states[h].forward_start) / static_cast<double>(n - 1 - h);
+  r.period_ms =
+      (states[n - 1].forward_start - states[h].forward_start) / static_cast<double>(n - 1 - h);
   return r;
 }
 
@@ -261,9 +268,15 @@ class Search {
       for (int k = 0; k < 3; ++k) {
         const std::size_t u = std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
         switch (std::uniform_int_distribution<int>(0, 2)(rng)) {
-          case 0: c.pull_cut[u] = !c.pull_cut[u]; break;
-          case 1: c.push_cut[u] = !c.push_cut[u]; break;
-          default: c.prefetch[u] = !c.prefetch[u]; break;
+          case 0:
+            c.pull_cut[u] = !c.pull_cut[u];
+            break;
+          case 1:
+            c.push_cut[u] = !c.push_cut[u];
+            break;
+          default:
+            c.prefetch[u] = !c.prefetch[u];
+            break;
         }
       }
       local(std::move(c), budget);

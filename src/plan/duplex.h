@@ -48,9 +48,9 @@ struct DuplexOptions {
 };
 
 struct DuplexResult {
-  double period_ms = 0;  // steady-state iteration period
-  int cycle = 0;         // the schedule repeats every `cycle` iterations
-  int transient = 0;     // iterations simulated before the repeat began
+  double period_ms = 0;    // steady-state iteration period
+  int cycle = 0;           // the schedule repeats every `cycle` iterations
+  int transient = 0;       // iterations simulated before the repeat began
   bool converged = false;  // false: no repeat within max_iterations; period_ms is then the
                            // mean of the last half of the simulated iterations
   std::vector<double> forward_start_ms;  // of every simulated iteration

@@ -68,7 +68,9 @@ TEST(DuplexSimulator, NeverSlowerThanPhaseSeparatedAndNeverBelowItsResources) {
   for (int trial = 0; trial < 300; ++trial) {
     const ModelProfile p = testing::random_profile(rng, 1, 12);
     LinkProfile l = testing::random_link(rng);
-    const std::string name = trial % 3 == 0 ? "sequential" : trial % 3 == 1 ? "layerwise" : "dynacomm";
+    const std::string name = trial % 3 == 0   ? "sequential"
+                             : trial % 3 == 1 ? "layerwise"
+                                              : "dynacomm";
     const Plan plan = make_plan(name, p, l, {});
     const DuplexResult r = simulate_duplex(p, l, {plan, {}});
     ASSERT_TRUE(r.converged) << "trial " << trial;
@@ -114,7 +116,8 @@ TEST(DuplexPlanner, FamilySearchMatchesBruteForceOverEveryOrder) {
     const LinkProfile l = testing::random_link(rng);
     const double exact = period(p, l, plan_duplex(p, l));  // L <= 8: exhaustive family
     const double brute = period(p, l, brute_force_duplex(p, l));
-    EXPECT_NEAR(exact, brute, 1e-9 * brute) << "trial " << trial << ", " << p.units.size() << " units";
+    EXPECT_NEAR(exact, brute, 1e-9 * brute)
+        << "trial " << trial << ", " << p.units.size() << " units";
   }
 }
 

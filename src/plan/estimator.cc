@@ -74,9 +74,7 @@ double UnitTimeEstimator::total_ms() const {
   return total;
 }
 
-LinkEstimator::LinkEstimator(EstimatorOptions options) : options_(options) {
-  options_.validate();
-}
+LinkEstimator::LinkEstimator(EstimatorOptions options) : options_(options) { options_.validate(); }
 
 void LinkEstimator::add(std::int64_t iteration, double bytes, double ms) {
   if (!(bytes >= 0) || !std::isfinite(bytes) || !std::isfinite(ms))

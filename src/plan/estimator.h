@@ -37,8 +37,8 @@
 namespace dynacomm::plan {
 
 struct EstimatorOptions {
-  int window = 8;          // iterations remembered
-  double half_life = 2.0;  // iterations after which a measurement weighs half as much
+  int window = 8;                   // iterations remembered
+  double half_life = 2.0;           // iterations after which a measurement weighs half as much
   std::size_t max_transfers = 256;  // per direction: the most recent ones (bounds the fit)
 
   void validate() const;  // throws InvalidInput naming the option

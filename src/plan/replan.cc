@@ -21,10 +21,14 @@ ReplanMode parse_replan_mode(const std::string& text) {
 
 const char* to_string(ReplanMode mode) {
   switch (mode) {
-    case ReplanMode::kDynamic: return "dynamic";
-    case ReplanMode::kStatic: return "static";
-    case ReplanMode::kEpoch: return "epoch";
-    case ReplanMode::kOracle: return "oracle";
+    case ReplanMode::kDynamic:
+      return "dynamic";
+    case ReplanMode::kStatic:
+      return "static";
+    case ReplanMode::kEpoch:
+      return "epoch";
+    case ReplanMode::kOracle:
+      return "oracle";
   }
   return "?";
 }
@@ -78,8 +82,8 @@ double compute_total(const ModelProfile& p) {
 }
 }  // namespace
 
-std::string describe_change(const ModelProfile& bp, const LinkProfile& bl,
-                            const ModelProfile& ap, const LinkProfile& al) {
+std::string describe_change(const ModelProfile& bp, const LinkProfile& bl, const ModelProfile& ap,
+                            const LinkProfile& al) {
   std::string out;
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
   if (moved(bl.down_bps, al.down_bps))

@@ -27,8 +27,8 @@ std::vector<std::string> split(const std::string& line) {
 
 // Reads the header and the rows; calls row(cells, where) for each data row.
 template <typename Row>
-void read_csv(std::istream& in, const std::string& source,
-              const std::vector<std::string>& columns, Row row) {
+void read_csv(std::istream& in, const std::string& source, const std::vector<std::string>& columns,
+              Row row) {
   if (!in) throw InvalidInput(source + ": cannot be read");
   std::string line;
   int n = 0;
@@ -48,14 +48,14 @@ void read_csv(std::istream& in, const std::string& source,
       const bool with_worker = cells.size() == columns.size() + 1 && cells.back() == "worker";
       cells.resize(std::min(cells.size(), columns.size()));
       if (cells != columns || !(split(t).size() == columns.size() || with_worker))
-        throw InvalidInput(where + ": expected the header '" + expected + "' (optionally ',worker'), got '" + t + "'");
+        throw InvalidInput(where + ": expected the header '" + expected +
+                           "' (optionally ',worker'), got '" + t + "'");
       header = true;
       continue;
     }
     if (cells.size() != columns.size() && cells.size() != columns.size() + 1)
-      throw InvalidInput(where + ": expected " + std::to_string(columns.size()) +
-                         " values (" + expected + "[,worker]), got " +
-                         std::to_string(cells.size()));
+      throw InvalidInput(where + ": expected " + std::to_string(columns.size()) + " values (" +
+                         expected + "[,worker]), got " + std::to_string(cells.size()));
     row(cells, where);
     any = true;
   }

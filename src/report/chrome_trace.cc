@@ -21,7 +21,7 @@ void ChromeTrace::add_event(int pid, int tid, const std::string& name, const std
 
 void ChromeTrace::add_instant(int pid, int tid, const std::string& name,
                               const std::string& category, double at_ms, nlohmann::json args) {
-  nlohmann::json e = {{"name", name}, {"cat", category}, {"ph", "i"}, {"s", "p"},
+  nlohmann::json e = {{"name", name}, {"cat", category}, {"ph", "i"},        {"s", "p"},
                       {"pid", pid},   {"tid", tid},      {"ts", at_ms * 1e3}};
   if (!args.is_null()) e["args"] = std::move(args);
   trace_["traceEvents"].push_back(std::move(e));

@@ -15,14 +15,14 @@ TEST(RunFolder, TextCsvQuotesCellsThatNeedIt) {
                           std::to_string(::getpid());
   RunFolder run(dir);
   run.write_csv("m.csv", {"iteration", "plan_change"},
-                std::vector<std::vector<std::string>>{{"3", "downlink 100 -> 10, compute x2"},
-                                                      {"4", "say \"hi\""},
-                                                      {"5", ""}});
+                std::vector<std::vector<std::string>>{
+                    {"3", "downlink 100 -> 10, compute x2"}, {"4", "say \"hi\""}, {"5", ""}});
   std::ifstream in(run.file("m.csv"));
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_EQ(text.str(),
-            "iteration,plan_change\n3,\"downlink 100 -> 10, compute x2\"\n4,\"say \"\"hi\"\"\"\n5,\n");
+  EXPECT_EQ(
+      text.str(),
+      "iteration,plan_change\n3,\"downlink 100 -> 10, compute x2\"\n4,\"say \"\"hi\"\"\"\n5,\n");
   std::filesystem::remove_all(dir);
 }
 

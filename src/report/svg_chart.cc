@@ -209,7 +209,8 @@ std::string stack(const std::vector<std::string>& svgs) {
     const std::string full = "width=\"100%\" height=\"100%\"";
     for (auto at = inner.find(full); at != std::string::npos; at = inner.find(full, at))
       inner.replace(at, full.size(),
-                    "width=\"" + std::to_string(attr(svg, "width")) + "\" height=\"" + std::to_string(h) + "\"");
+                    "width=\"" + std::to_string(attr(svg, "width")) + "\" height=\"" +
+                        std::to_string(h) + "\"");
     body += "<g transform=\"translate(0," + std::to_string(height) + ")\">" + inner + "</g>\n";
     height += h;
   }

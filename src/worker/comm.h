@@ -7,8 +7,8 @@
 #include <deque>
 #include <exception>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 

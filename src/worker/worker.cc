@@ -341,9 +341,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         predicted_gain_ms = d.gain_ms();
         char line[160];
         std::snprintf(line, sizeof line, "; predicted %.1f -> %.1f ms)", d.current_ms, d.best_ms);
-        progress << "worker " << o.rank << ": plan " << current_plan_id << " (" << plan::to_string(mode)
-                 << ") from iteration " << it << ": " << plan::format_segments(d.plan.pull)
-                 << " / " << plan::format_segments(d.plan.push) << " (" << why << line << "\n";
+        progress << "worker " << o.rank << ": plan " << current_plan_id << " ("
+                 << plan::to_string(mode) << ") from iteration " << it << ": "
+                 << plan::format_segments(d.plan.pull) << " / "
+                 << plan::format_segments(d.plan.push) << " (" << why << line << "\n";
         trace.add_instant(pid, report::ChromeTrace::kCompute,
                           "plan " + std::to_string(current_plan_id), "replan",
                           since_boot_ms(Clock::now()),
@@ -364,15 +365,16 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
           Replanned r = replanning.get();
           down_estimator.hold_overhead(r.held_down_ms);
           up_estimator.hold_overhead(r.held_up_ms);
-          if (r.decision.change && policy.due(it)) adopt(r.decision, r.profile, r.link, r.decision.why);
+          if (r.decision.change && policy.due(it))
+            adopt(r.decision, r.profile, r.link, r.decision.why);
         }
         if (!replanning.valid() && policy.due(it + 1)) {
           replanning = std::async(
               std::launch::async,
               [policy, compute = compute_estimator, down = down_estimator, up = up_estimator,
                profile, given = o.link, latency = comm.latency_ms()]() mutable {
-                Replanned r = estimate(compute, std::move(down), std::move(up), profile, given,
-                                       latency);
+                Replanned r =
+                    estimate(compute, std::move(down), std::move(up), profile, given, latency);
                 r.decision = policy.evaluate(r.profile, r.link);
                 return r;
               });
@@ -381,7 +383,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         // The paper's policy: plan afresh at every epoch's start from what was measured.
         Replanned r = estimates_now();
         r.decision = policy.evaluate(r.profile, r.link, kAnyGain);
-        if (r.decision.change) adopt(r.decision, r.profile, r.link, "epoch " + std::to_string(epoch) + " starts; " + r.decision.why);
+        if (r.decision.change)
+          adopt(r.decision, r.profile, r.link,
+                "epoch " + std::to_string(epoch) + " starts; " + r.decision.why);
       } else if (mode == plan::ReplanMode::kOracle && link_row.load() != oracle_row) {
         // Handed the true link figures at every change (the overheads as estimated).
         oracle_row = link_row.load();
@@ -399,8 +403,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     if (it < o.warmup) {
       plan = warmup_plans[it % 2];
     } else if (!o.rotation.empty()) {  // the rotation's turn
-      const std::size_t k = static_cast<std::size_t>((it - o.warmup) / std::max(1, o.rotation_block)) %
-                            o.rotation.size();
+      const std::size_t k =
+          static_cast<std::size_t>((it - o.warmup) / std::max(1, o.rotation_block)) %
+          o.rotation.size();
       plan = result.plans[k].plan;
       plan_id = result.plans[k].id;
     } else {
@@ -478,7 +483,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     }
     IterationRecord r;
     r.iteration = it;
-    r.start_s = std::chrono::duration<double>(iteration_start - o.trace_origin.value_or(started)).count();
+    r.start_s =
+        std::chrono::duration<double>(iteration_start - o.trace_origin.value_or(started)).count();
     r.epoch = epoch;
     r.loss = l;
     r.bytes_up = comm.bytes_up;

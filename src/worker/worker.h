@@ -37,8 +37,8 @@
 
 #include "data/partition.h"
 #include "optim/sgd.h"
-#include "plan/link_fit.h"
 #include "plan/estimator.h"
+#include "plan/link_fit.h"
 #include "plan/planner.h"
 #include "plan/profile.h"
 #include "plan/replan.h"
@@ -101,7 +101,7 @@ struct IterationRecord {
   std::int64_t bytes_up = 0, bytes_down = 0;
   int plan_id = 0;
   std::size_t pull_segments = 0, push_segments = 0;
-  std::string plan_change;  // why a new plan took effect at this iteration, else empty
+  std::string plan_change;       // why a new plan took effect at this iteration, else empty
   double predicted_gain_ms = 0;  // of that change, under the estimates it was made from
 };
 
