@@ -1,4 +1,5 @@
 // `dynacomm plan`: predicted iteration time of every strategy for a profile and a link.
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "plan/duplex.h"
 #include "plan/planner.h"
 #include "plan/quantity.h"
 #include "plan/simulate.h"
@@ -29,6 +31,8 @@ struct PlanFlags {
   std::string timeline;
   std::vector<std::string> sweep;  // symmetric bandwidths, one table row each
   plan::PlannerOptions planner;
+  bool full_duplex = false;
+  std::string aggregation = "0ms";
 };
 
 struct Row {
@@ -72,6 +76,33 @@ int run_sweep(const PlanFlags& f, const plan::ModelProfile& profile, plan::LinkP
     std::printf(" %11.1f %10.2fx\n", plan::ideal_ms(profile, link), seq / dyn);
   }
   return 0;
+}
+
+// The full-duplex, cross-iteration model (docs/full-duplex.md): the steady-state period of
+// the phase-separated best plan when run full duplex, and of dynacomm-fd's plan.
+void print_full_duplex(const PlanFlags& f, const plan::ModelProfile& profile,
+                       const plan::LinkProfile& link, const plan::Plan& best, double best_ms) {
+  plan::DuplexPlannerOptions o;
+  o.simulation.aggregation_ms = plan::parse_duration_ms(f.aggregation);
+  const auto t0 = std::chrono::steady_clock::now();
+  const plan::DuplexPlan fd = plan::plan_duplex(profile, link, o);
+  const double planning_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double as_duplex = plan::simulate_duplex(profile, link, {best, {}}, o.simulation).period_ms;
+  const plan::DuplexResult r = plan::simulate_duplex(profile, link, fd, o.simulation);
+  std::printf("\nfull duplex, steady state (model only: the runtime does not run these plans yet; "
+              "docs/full-duplex.md), aggregation %.3g ms:\n",
+              o.simulation.aggregation_ms);
+  std::printf("  %s's plan, pulls overlapping the previous pushes: period %.1f ms\n",
+              best.scheduler.c_str(), as_duplex);
+  std::printf("  dynacomm-fd: period %.1f ms, %.2fx faster than %s's %.1f ms iteration; %zu pull "
+              "and %zu push segments; planned in %.0f ms\n",
+              r.period_ms, best_ms / r.period_ms, best.scheduler.c_str(), best_ms,
+              fd.plan.pull.size(), fd.plan.push.size(), planning_ms);
+  std::printf("  pull segments in the order they are fetched:\n");
+  for (int k : fd.pull_order)
+    std::printf("    %s\n",
+                segment_text(profile, fd.plan.pull[static_cast<std::size_t>(k)]).c_str());
 }
 
 int run_plan(const PlanFlags& f) {
@@ -154,6 +185,7 @@ int run_plan(const PlanFlags& f) {
   for (const auto& s : best->plan.pull) std::printf("    %s\n", segment_text(profile, s).c_str());
   std::printf("  push segments (in send order):\n");
   for (const auto& s : best->plan.push) std::printf("    %s\n", segment_text(profile, s).c_str());
+  if (f.full_duplex) print_full_duplex(f, profile, link, best->plan, best->predicted_ms);
   return 0;
 }
 
@@ -180,6 +212,11 @@ void add_plan_command(CLI::App& app) {
                   "10mbit,100mbit,1gbit")
       ->delimiter(',');
   cmd->add_flag("--json", flags->json, "One JSON object per strategy, one per line");
+  cmd->add_flag("--full-duplex", flags->full_duplex,
+                "Also plan for the full-duplex, cross-iteration model (dynacomm-fd; model only)");
+  cmd->add_option("--aggregation", flags->aggregation,
+                  "--full-duplex: PS time from a unit's last gradient to its update")
+      ->capture_default_str();
   cmd->add_option("--timeline", flags->timeline,
                   "Write a Chrome-trace JSON of the simulated iteration(s) to this file");
   cmd->add_option("--bucket-mb", flags->planner.bucket_mb, "bucket: bucket cap in MiB")
