@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "base/error.h"
@@ -199,6 +200,30 @@ TEST_F(Netns, SlowLinkLosesNoPush) {
                       "--model lenet5 --iterations 2 --warmup 1 --batch 8 --train-samples 200 "
                       "--test-samples 50 --latency 1ms --threads 1",
                       "--down 300kbit", "--down 1gbit");
+}
+
+// --link-trace under --net netns: the launcher changes the tbf rates live (tc qdisc change)
+// and the worker's online estimate of its link follows: 50 Mbit/s before, 5 Mbit/s after.
+TEST_F(Netns, LinkTraceChangesTheTbfRateLive) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const std::string dir = ::testing::TempDir() + "dynacomm_trace_" + std::to_string(::getpid());
+  ::mkdir(dir.c_str(), 0755);
+  {
+    std::ofstream t(dir + "/trace.csv");
+    t << "time_s,down,up,latency\n0,50mbit,50mbit,1ms\n4,5mbit,5mbit,1ms\n";
+  }
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " train --net netns --model lenet5 --iterations 60 --batch 32"
+                          " --train-samples 4000 --test-samples 100 --down 50mbit --latency 1ms"
+                          " --threads 1 --link-trace " + dir + "/trace.csv --out " + dir +
+                          "/run > " + dir + "/train.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir + "/train.log");
+  const nlohmann::json summary = nlohmann::json::parse(read_file(dir + "/run/summary.json"));
+  const double down = summary["final_estimates"]["link"]["down_bps"].get<double>();
+  EXPECT_LT(down, 8e6) << "the estimate did not follow the tbf change to 5 Mbit/s";
+  EXPECT_GT(down, 3e6);
+  EXPECT_EQ(leftovers(), "") << namespaces();
+  std::system(("rm -rf '" + dir + "'").c_str());
 }
 
 }  // namespace
