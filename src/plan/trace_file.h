@@ -1,7 +1,8 @@
 // Traces of a changing link or device, replayed while training runs (--link-trace,
 // --device-slowdown-trace). CSV with a header; `#` starts a comment line; times are
 // seconds from the job's start and must not decrease; `worker` is optional (a rank, or
-// empty / "all" for every worker); each row holds until the next row for that worker.
+// empty / "all" for every worker); each row holds until the next row for that worker, and
+// before the first one the job's own --down/--up/--latency (or --device-slowdown) hold.
 //
 //   time_s,down,up,latency            time_s,factor,worker
 //   0,100mbit,100mbit,10ms            0,1,all
