@@ -85,7 +85,7 @@ TEST(TraceFile, ParsesAndRejectsSlowdownTraces) {
 
 // The traces shipped under traces/ parse, start at 0 and change the link (or device).
 TEST(TraceFile, ShippedTracesParse) {
-  for (const char* name : {"step-down", "step-up", "periodic", "drift", "flat"}) {
+  for (const char* name : {"step-down", "step-down-fast", "step-up", "periodic", "drift", "flat"}) {
     const LinkTrace t = load_link_trace(std::string(DYNACOMM_TRACES_DIR) + "/" + name + ".csv");
     ASSERT_FALSE(t.points.empty()) << name;
     EXPECT_EQ(t.points.front().time_s, 0) << name;
