@@ -245,12 +245,13 @@ TEST_F(ClusterTest, BenchComparesReplanningPoliciesOnATrace) {
   EXPECT_NE(read_file(out + "/bench.md").find("| oracle |"), std::string::npos);
 }
 
-// The device of worker 0 gets 5x slower mid-run (--device-slowdown-trace): its online
-// compute estimate follows (the final estimates against the warm-up's profile).
+// The device of worker 0 gets 10x slower mid-run (--device-slowdown-trace): its online
+// compute estimate follows (the final estimates against the warm-up's profile). The bound
+// leaves room for a warm-up slowed by other tests running beside it (seen: 2x).
 TEST_F(ClusterTest, ComputeEstimateFollowsADeviceSlowdownTrace) {
   {
     std::ofstream t(dir_ + "/slow.csv");
-    t << "time_s,factor,worker\n0,1,all\n5,5,0\n";
+    t << "time_s,factor,worker\n0,1,all\n5,10,0\n";
   }
   const std::string out = dir_ + "/slow";
   const std::string cmd =
@@ -269,7 +270,7 @@ TEST_F(ClusterTest, ComputeEstimateFollowsADeviceSlowdownTrace) {
   const double before = compute_ms(summary["profile"]);
   const double after = compute_ms(summary["final_estimates"]["profile"]);
   ASSERT_GT(before, 0);
-  EXPECT_GT(after / before, 2.5) << "warm-up " << before << " ms, final estimate " << after
+  EXPECT_GT(after / before, 3) << "warm-up " << before << " ms, final estimate " << after
                                  << " ms";
 }
 
