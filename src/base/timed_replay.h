@@ -1,7 +1,7 @@
 // Runs actions at given times on a thread of its own: the replay of a link or device
 // trace while training runs. Times are seconds after `origin` (steady clock, which is
-// CLOCK_MONOTONIC and so shared by the processes of one machine); actions run in order,
-// a late one at once. Destroying it stops the replay without running what is left. An
+// CLOCK_MONOTONIC and so shared by the processes of one machine); actions run in time
+// order (steps at the same time in the order given), a late one at once. Destroying it stops the replay without running what is left. An
 // action that throws stops the replay; failed() / rethrow() report it to the owner.
 //
 //   TimedReplay replay(start, {{0.0, [&] { set(100e6); }}, {30.0, [&] { set(10e6); }}});
@@ -9,6 +9,7 @@
 //   replay.rethrow();         // an error of an action, on the caller's thread
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -30,6 +31,8 @@ class TimedReplay {
 
   TimedReplay(Clock::time_point origin, std::vector<Step> steps)
       : origin_(origin), steps_(std::move(steps)) {
+    std::stable_sort(steps_.begin(), steps_.end(),
+                     [](const Step& a, const Step& b) { return a.at_s < b.at_s; });
     if (!steps_.empty()) thread_ = std::thread([this] { run(); });
   }
   ~TimedReplay() {

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -123,8 +122,6 @@ nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& p
       for (const plan::LinkTracePoint& p : trace.for_worker(r))
         steps.push_back(
             {p.time_s, [topology, r, p] { topology->set_rates(r, p.down_bps, p.up_bps); }});
-    std::stable_sort(steps.begin(), steps.end(),
-                     [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
     tc_replay = std::make_unique<TimedReplay>(origin, std::move(steps));
   }
   report::RunFolder run(run_dir);

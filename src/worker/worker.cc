@@ -187,8 +187,6 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   }
   for (const plan::SlowdownTracePoint& p : o.slowdown_trace.for_worker(o.rank))
     steps.push_back({p.time_s, [&comm, f = p.factor] { comm.set_device_slowdown(f); }});
-  std::stable_sort(steps.begin(), steps.end(),
-                   [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
   TimedReplay replay(o.trace_origin.value_or(started), std::move(steps));
 
   // The plan: sequential and layerwise in turn during warm-up, then the scheduler's (or the
