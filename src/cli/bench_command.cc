@@ -244,7 +244,7 @@ void run_bench(const BenchFlags& f) {
         continue;
       by_plan[static_cast<int>(plan_id[i])].push_back(ms[i]);
     }
-    const double ideal = summary["ideal_ms"].get<double>();
+    const double run_ideal = summary["ideal_ms"].get<double>();
     std::map<std::string, Stats> measured;
     for (const auto& p : summary["plans"])
       measured[p["scheduler"].get<std::string>()] = stats_of(by_plan[p["id"].get<int>()]);
@@ -261,11 +261,13 @@ void run_bench(const BenchFlags& f) {
                              {}};
     std::ifstream trace_in(dir + "/trace.json");
     const nlohmann::json trace = nlohmann::json::parse(trace_in, nullptr, false);
-    const double ideal_final = summary.contains("final_estimates")
-                                   ? summary["final_estimates"].value("ideal_ms", 0.0)
-                                   : 0.0;
+    const double run_ideal_final = summary.contains("final_estimates")
+                                       ? summary["final_estimates"].value("ideal_ms", 0.0)
+                                       : 0.0;
+    // A full-duplex plan is held to its own model's ideal (plan/duplex.h); the others and
+    // the peers to the phase-separated one.
     auto add_row = [&](const std::string& name, const Stats& s, double predicted,
-                       double predicted_final) {
+                       double predicted_final, double ideal, double ideal_final) {
       const double speedup = seq > 0 && s.median > 0 ? seq / s.median : 0;
       nlohmann::json row = {
           {"scheduler", name},
@@ -313,7 +315,8 @@ void run_bench(const BenchFlags& f) {
     for (const auto& p : summary["plans"]) {
       const std::string name = p["scheduler"].get<std::string>();
       add_row(name, measured[name], p["predicted_ms"].get<double>(),
-              p.value("predicted_final_ms", p["predicted_ms"].get<double>()));
+              p.value("predicted_final_ms", p["predicted_ms"].get<double>()),
+              p.value("ideal_ms", run_ideal), p.value("ideal_final_ms", run_ideal_final));
       const int k = p["id"].get<int>() - 1;
       if (!trace.is_discarded())
         gantt.rows.push_back(
@@ -324,7 +327,7 @@ void run_bench(const BenchFlags& f) {
     for (const auto& peer : f.peers) {
       (void)peer;  // ddp
       auto [s, params] = run_ddp(f, j, *topology, dir, threads);
-      add_row("pytorch-ddp", s, 0, 0);
+      add_row("pytorch-ddp", s, 0, 0, run_ideal, run_ideal_final);
       peer_note += "PyTorch DDP (Gloo) trained " + std::to_string(params) +
                    " parameters; dynacomm's " + j.model + " has " +
                    std::to_string(summary["profile"]["units"].size()) + " units and " +
@@ -336,9 +339,15 @@ void run_bench(const BenchFlags& f) {
                    " parameters. DDP's traffic gets no added latency (netem is unavailable).\n\n";
     }
     const auto& ml = summary["measured_link"];
-    table += "\nideal " + fmt("%.1f", ideal) + " ms (from the run's estimates " +
-             fmt("%.1f", ideal_final) +
-             " ms). Predictions: from the warm-up's measurements "
+    std::string fd_ideal;
+    for (const auto& p : summary["plans"])
+      if (p["plan"].value("full_duplex", false) && p.contains("ideal_ms"))
+        fd_ideal = "; full-duplex plans: " + fmt("%.1f", p["ideal_ms"].get<double>()) +
+                   " ms, the steady-state bound of that model (compute, or the model's bytes on "
+                   "the slower direction)";
+    table += "\nideal " + fmt("%.1f", run_ideal) + " ms (from the run's estimates " +
+             fmt("%.1f", run_ideal_final) + " ms)" + fd_ideal +
+             ". Predictions: from the warm-up's measurements "
              "(what the plans were made from) / from the online estimates at the end of the "
              "run (the last 8 iterations). Link seen by worker 0 (fitted from the "
              "warm-up's transfers): down " +

@@ -133,6 +133,8 @@ void add_worker_command(CLI::App& app) {
                        {"scheduler", p.scheduler},
                        {"predicted_ms", p.predicted_ms},
                        {"predicted_final_ms", p.predicted_final_ms},
+                       {"ideal_ms", p.ideal_ms},
+                       {"ideal_final_ms", p.ideal_final_ms},
                        {"plan", plan::to_json(p.plan)}});
     nlohmann::json changes = nlohmann::json::array();
     for (const auto& c : r.plan_changes)

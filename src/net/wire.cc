@@ -118,6 +118,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   if (codec != 0) return fail("unknown codec " + std::to_string(codec));
   h.codec = static_cast<Codec>(codec);
   h.flags = get<std::uint16_t>(p + 14);
+  if (h.flags & ~kKnownFlags) return fail("unknown flags " + std::to_string(h.flags));
   h.iteration = static_cast<std::int64_t>(get<std::uint64_t>(p + 16));
   h.first_unit = get<std::uint32_t>(p + 24);
   h.last_unit = get<std::uint32_t>(p + 28);

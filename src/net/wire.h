@@ -37,6 +37,13 @@ enum class MessageType : std::uint16_t {
 };
 const char* to_string(MessageType t);
 
+// Header flags.
+// On a pull request: answer this worker's in-order requests strictly in the order they
+// arrived (a full-duplex plan's pull order); without it the PS answers a request as soon as
+// its units are ready.
+constexpr std::uint16_t kFlagInOrder = 1;
+constexpr std::uint16_t kKnownFlags = kFlagInOrder;
+
 enum class Codec : std::uint16_t {
   kFloat32 = 0,  // raw little-endian float32, units back to back
 };

@@ -111,6 +111,11 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(with(h, 16)), "unknown codec 9");
   h = Header{static_cast<MessageType>(99), 1, 0, 0, 0};
   EXPECT_EQ(error_of(with(h, 0)), "unknown message type 99");
+  h = Header{MessageType::kPullRequest, 1, 0, 0, 0};
+  h.flags = kFlagInOrder;
+  EXPECT_EQ(error_of(with(h, 0)), "");
+  h.flags = 6;
+  EXPECT_EQ(error_of(with(h, 0)), "unknown flags 6");
 }
 
 // Property: no input, however mangled, crashes the decoder or yields an out-of-range

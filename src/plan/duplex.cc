@@ -9,24 +9,6 @@
 
 namespace dynacomm::plan {
 
-void DuplexPlan::validate(int num_units) const {
-  plan.validate(num_units);
-  if (pull_order.empty()) return;
-  std::vector<bool> seen(plan.pull.size(), false);
-  if (pull_order.size() != plan.pull.size())
-    throw InvalidInput("duplex plan: the pull order has " + std::to_string(pull_order.size()) +
-                       " entries for " + std::to_string(plan.pull.size()) + " pull segments");
-  for (int k : pull_order) {
-    if (k < 0 || static_cast<std::size_t>(k) >= plan.pull.size() ||
-        seen[static_cast<std::size_t>(k)])
-      throw InvalidInput(
-          "duplex plan: the pull order is not a permutation of the pull segments "
-          "(entry " +
-          std::to_string(k) + ")");
-    seen[static_cast<std::size_t>(k)] = true;
-  }
-}
-
 namespace {
 
 // The state the next iteration depends on, relative to nothing: compared across iterations
@@ -55,20 +37,17 @@ bool repeats(const std::vector<State>& s, std::size_t t, std::size_t c) {
 
 }  // namespace
 
-DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& link,
-                             const DuplexPlan& dp, const DuplexOptions& o) {
+DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& link, const Plan& p,
+                             const DuplexOptions& o) {
   profile.validate();
   link.validate();
   const int L = static_cast<int>(profile.units.size());
-  dp.validate(L);
+  p.validate(L);
   if (o.max_iterations < 4 || o.max_cycle < 1 || !(o.aggregation_ms >= 0))
     throw InvalidInput(
         "duplex simulation: max_iterations >= 4, max_cycle >= 1 and "
         "aggregation_ms >= 0 are required");
-  const Plan& p = dp.plan;
-  std::vector<int> order = dp.pull_order;
-  if (order.empty())
-    for (std::size_t k = 0; k < p.pull.size(); ++k) order.push_back(static_cast<int>(k));
+  const std::vector<int> order = p.pull_sequence();
   std::vector<int> pull_seg(static_cast<std::size_t>(L));
   std::vector<std::int64_t> pull_bytes(p.pull.size(), 0), push_bytes(p.push.size(), 0);
   for (std::size_t k = 0; k < p.pull.size(); ++k)
@@ -134,6 +113,20 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   return r;
 }
 
+double ideal_duplex_ms(const ModelProfile& profile, const LinkProfile& link) {
+  profile.validate();
+  link.validate();
+  double compute = 0;
+  std::int64_t bytes = 0;
+  for (const auto& u : profile.units) {
+    compute += u.forward_ms + u.backward_ms;
+    bytes += u.bytes;
+  }
+  LinkProfile free = link;
+  free.overhead_down_ms = free.overhead_up_ms = 0;
+  return std::max({compute, free.down_ms(bytes), free.up_ms(bytes)});
+}
+
 namespace {
 
 // A point of the search space: cut after unit u (pull / push), and for each pull segment
@@ -155,17 +148,18 @@ std::vector<Segment> ascending_segments(const std::vector<bool>& cut) {
   return s;
 }
 
-DuplexPlan to_plan(const Candidate& c) {
-  DuplexPlan d;
-  d.plan.scheduler = "dynacomm-fd";
-  d.plan.pull = ascending_segments(c.pull_cut);
-  d.plan.push = reverse_to_send_order(ascending_segments(c.push_cut));
-  const int n = static_cast<int>(d.plan.pull.size());
+Plan to_plan(const Candidate& c) {
+  Plan d;
+  d.scheduler = "dynacomm-fd";
+  d.full_duplex = true;
+  d.pull = ascending_segments(c.pull_cut);
+  d.push = reverse_to_send_order(ascending_segments(c.push_cut));
+  const int n = static_cast<int>(d.pull.size());
   for (int i = n - 1; i >= 0; --i)
-    if (c.prefetch[static_cast<std::size_t>(d.plan.pull[static_cast<std::size_t>(i)].last)])
+    if (c.prefetch[static_cast<std::size_t>(d.pull[static_cast<std::size_t>(i)].last)])
       d.pull_order.push_back(i);
   for (int i = 0; i < n; ++i)
-    if (!c.prefetch[static_cast<std::size_t>(d.plan.pull[static_cast<std::size_t>(i)].last)])
+    if (!c.prefetch[static_cast<std::size_t>(d.pull[static_cast<std::size_t>(i)].last)])
       d.pull_order.push_back(i);
   return d;
 }
@@ -282,7 +276,7 @@ class Search {
       local(std::move(c), budget);
     }
   }
-  DuplexPlan best() const { return to_plan(best_); }
+  Plan best() const { return to_plan(best_); }
   long evaluations() const { return evaluations_; }
 
  private:
@@ -297,8 +291,8 @@ class Search {
 
 }  // namespace
 
-DuplexPlan plan_duplex(const ModelProfile& profile, const LinkProfile& link,
-                       const DuplexPlannerOptions& o) {
+Plan plan_duplex(const ModelProfile& profile, const LinkProfile& link,
+                 const DuplexPlannerOptions& o) {
   profile.validate();
   link.validate();
   const int L = static_cast<int>(profile.units.size());
@@ -317,27 +311,27 @@ DuplexPlan plan_duplex(const ModelProfile& profile, const LinkProfile& link,
   return search.best();
 }
 
-DuplexPlan plan_duplex_exhaustive(const ModelProfile& profile, const LinkProfile& link,
-                                  const DuplexPlannerOptions& o) {
+Plan plan_duplex_exhaustive(const ModelProfile& profile, const LinkProfile& link,
+                            const DuplexPlannerOptions& o) {
   if (profile.units.size() > 7) throw InvalidInput("plan_duplex_exhaustive: at most 7 units");
   DuplexPlannerOptions exact = o;
   exact.exact_up_to = 7;
   return plan_duplex(profile, link, exact);
 }
 
-DuplexPlan brute_force_duplex(const ModelProfile& profile, const LinkProfile& link,
-                              const DuplexOptions& o) {
+Plan brute_force_duplex(const ModelProfile& profile, const LinkProfile& link,
+                        const DuplexOptions& o) {
   const int L = static_cast<int>(profile.units.size());
   if (L > 7) throw InvalidInput("brute_force_duplex: at most 7 units");
   const std::size_t n = static_cast<std::size_t>(L - 1);
-  DuplexPlan best;
+  Plan best;
   double best_ms = 1e300;
   for (unsigned long pull = 0; pull < (1ul << n); ++pull)
     for (unsigned long push = 0; push < (1ul << n); ++push) {
-      DuplexPlan d;
-      d.plan = {"brute-force", ascending_segments(bits(pull, n)),
-                reverse_to_send_order(ascending_segments(bits(push, n)))};
-      d.pull_order.resize(d.plan.pull.size());
+      Plan d{"brute-force", ascending_segments(bits(pull, n)),
+             reverse_to_send_order(ascending_segments(bits(push, n)))};
+      d.full_duplex = true;
+      d.pull_order.resize(d.pull.size());
       for (std::size_t i = 0; i < d.pull_order.size(); ++i) d.pull_order[i] = static_cast<int>(i);
       do {
         const double t = simulate_duplex(profile, link, d, o).period_ms;

@@ -22,8 +22,9 @@
 // (every `cycle` iterations, the state advancing by cycle x period), which a max-plus
 // system like this one reaches after a finite transient.
 //
-//   DuplexPlan p{make_plan("layerwise", profile, link, {}), {}};   // pull ascending
-//   DuplexResult r = simulate_duplex(profile, link, p);            // r.period_ms
+//   Plan p = make_plan("layerwise", profile, link, {});   // pull ascending
+//   DuplexResult r = simulate_duplex(profile, link, p);   // r.period_ms
+//   Plan fd = plan_duplex(profile, link);                 // fd.full_duplex, fd.pull_order
 #pragma once
 
 #include <vector>
@@ -32,14 +33,6 @@
 #include "plan/profile.h"
 
 namespace dynacomm::plan {
-
-struct DuplexPlan {
-  Plan plan;                    // the segments: pull ascending, push in send order
-  std::vector<int> pull_order;  // the downlink's order of plan.pull's segments (indices);
-                                // empty: ascending
-  // Throws InvalidInput when the plan is invalid or pull_order is not a permutation.
-  void validate(int num_units) const;
-};
 
 struct DuplexOptions {
   double aggregation_ms = 0;  // PS: from a unit's last gradient arriving to it being servable
@@ -56,10 +49,17 @@ struct DuplexResult {
   std::vector<double> forward_start_ms;  // of every simulated iteration
 };
 
-DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& link,
-                             const DuplexPlan& plan, const DuplexOptions& options = {});
+// Any plan: a phase-separated one is simulated as if it were run full duplex (its pull
+// order ascending), which is what the search starts from.
+DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
+                             const DuplexOptions& options = {});
 
-// The plan with the shortest steady-state period (strategy `dynacomm-fd`), over:
+// The resource bound of this model (zero per-message cost): no full-duplex plan's period is
+// below the compute time, nor below the model's bytes on either link.
+double ideal_duplex_ms(const ModelProfile& profile, const LinkProfile& link);
+
+// The plan with the shortest steady-state period (strategy `dynacomm-fd`; full_duplex set,
+// pull_order filled), over:
 // contiguous pull and push segmentations, pushes in backward order, and pull orders of the
 // form "a chosen subset of the segments, top first, then the others bottom-up" (prefetch
 // what becomes available early and is needed late; then fetch in the order forward needs
@@ -75,13 +75,13 @@ struct DuplexPlannerOptions {
   long max_evaluations = 200000;
   int perturbations = 30;
 };
-DuplexPlan plan_duplex(const ModelProfile& profile, const LinkProfile& link,
-                       const DuplexPlannerOptions& options = {});
+Plan plan_duplex(const ModelProfile& profile, const LinkProfile& link,
+                 const DuplexPlannerOptions& options = {});
 // The family searched exhaustively at any size, and every pull order (not just the
 // family's) for every segmentation: for tests, small L only (throws above 7 units).
-DuplexPlan plan_duplex_exhaustive(const ModelProfile& profile, const LinkProfile& link,
-                                  const DuplexPlannerOptions& options = {});
-DuplexPlan brute_force_duplex(const ModelProfile& profile, const LinkProfile& link,
-                              const DuplexOptions& options = {});
+Plan plan_duplex_exhaustive(const ModelProfile& profile, const LinkProfile& link,
+                            const DuplexPlannerOptions& options = {});
+Plan brute_force_duplex(const ModelProfile& profile, const LinkProfile& link,
+                        const DuplexOptions& options = {});
 
 }  // namespace dynacomm::plan

@@ -28,7 +28,7 @@ TEST(DuplexSimulator, OneUnitCannotOverlapAnything) {
   // pull 0-1000, forward 1000-1100, backward -1300, push 1300-2300; the next pull waits
   // for the push: period 2300.
   const ModelProfile p = units({1'000'000}, 100, 200);
-  const DuplexPlan plan{{"seq", {{0, 0}}, {{0, 0}}}, {}};
+  const Plan plan{"seq", {{0, 0}}, {{0, 0}}};
   DuplexResult r = simulate_duplex(p, link(), plan);
   ASSERT_TRUE(r.converged);
   EXPECT_EQ(r.cycle, 1);
@@ -48,14 +48,16 @@ TEST(DuplexSimulator, PullOrderDecidesTheOverlap) {
   // Two units of 1 MB, no compute. Ascending pulls: unit 0's pull waits for unit 0's push,
   // which goes last, so nothing overlaps: 4 transfers of 1000 ms per iteration.
   const ModelProfile p = units({1'000'000, 1'000'000}, 0, 0);
-  const Plan segments{"layerwise", {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}};
-  DuplexResult r = simulate_duplex(p, link(), {segments, {}});
+  Plan segments{"layerwise", {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}};
+  DuplexResult r = simulate_duplex(p, link(), segments);
   ASSERT_TRUE(r.converged);
   EXPECT_DOUBLE_EQ(r.forward_start_ms[0], 1000);
   EXPECT_DOUBLE_EQ(r.forward_start_ms[1], 5000);
   EXPECT_DOUBLE_EQ(r.period_ms, 4000);
   // Top unit first: its pull runs while unit 0 is still being pushed: 3000 ms.
-  r = simulate_duplex(p, link(), {segments, {1, 0}});
+  segments.full_duplex = true;
+  segments.pull_order = {1, 0};
+  r = simulate_duplex(p, link(), segments);
   ASSERT_TRUE(r.converged);
   EXPECT_DOUBLE_EQ(r.forward_start_ms[0], 2000);
   EXPECT_DOUBLE_EQ(r.forward_start_ms[1], 5000);
@@ -72,7 +74,7 @@ TEST(DuplexSimulator, NeverSlowerThanPhaseSeparatedAndNeverBelowItsResources) {
                              : trial % 3 == 1 ? "layerwise"
                                               : "dynacomm";
     const Plan plan = make_plan(name, p, l, {});
-    const DuplexResult r = simulate_duplex(p, l, {plan, {}});
+    const DuplexResult r = simulate_duplex(p, l, plan);
     ASSERT_TRUE(r.converged) << "trial " << trial;
     double compute = 0, down = 0, up = 0;
     for (const auto& u : p.units) compute += u.forward_ms + u.backward_ms;
@@ -95,13 +97,15 @@ TEST(DuplexSimulator, NeverSlowerThanPhaseSeparatedAndNeverBelowItsResources) {
 
 TEST(DuplexSimulator, RejectsABadPullOrder) {
   const ModelProfile p = units({10, 10}, 1, 1);
-  const Plan segments{"layerwise", {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}};
-  EXPECT_THROW(simulate_duplex(p, link(), {segments, {0, 0}}), InvalidInput);
-  EXPECT_THROW(simulate_duplex(p, link(), {segments, {0}}), InvalidInput);
-  EXPECT_THROW(simulate_duplex(p, link(), {segments, {0, 2}}), InvalidInput);
+  Plan segments{"layerwise", {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}};
+  segments.full_duplex = true;
+  for (std::vector<int> bad : {std::vector<int>{0, 0}, {0}, {0, 2}}) {
+    segments.pull_order = bad;
+    EXPECT_THROW(simulate_duplex(p, link(), segments), InvalidInput);
+  }
 }
 
-double period(const ModelProfile& p, const LinkProfile& l, const DuplexPlan& d) {
+double period(const ModelProfile& p, const LinkProfile& l, const Plan& d) {
   const DuplexResult r = simulate_duplex(p, l, d);
   EXPECT_TRUE(r.converged);
   return r.period_ms;
@@ -146,8 +150,8 @@ TEST(DuplexPlanner, BeatsThePhaseSeparatedPlanOnACommunicationBoundLink) {
   for (int trial = 0; trial < 10; ++trial) {
     ModelProfile p = testing::random_profile(rng, 15, 30);
     LinkProfile l = testing::random_link(rng);
-    const DuplexPlan fd = plan_duplex(p, l);
-    const DuplexPlan ps{make_plan("dynacomm", p, l, {}), {}};
+    const Plan fd = plan_duplex(p, l);
+    const Plan ps = make_plan("dynacomm", p, l, {});
     EXPECT_LE(period(p, l, fd), period(p, l, ps) * (1 + 1e-9)) << "trial " << trial;
   }
 }

@@ -55,6 +55,26 @@ void Plan::validate(int num_units) const {
   }
   if (expect != -1)
     throw InvalidInput("plan: push: units 0.." + std::to_string(expect) + " are not covered");
+  if (pull_order.empty()) return;
+  if (!full_duplex)
+    throw InvalidInput("plan: a pull order is given for a phase-separated plan (pulls ascend)");
+  if (pull_order.size() != pull.size())
+    throw InvalidInput("plan: the pull order has " + std::to_string(pull_order.size()) +
+                       " entries for " + std::to_string(pull.size()) + " pull segments");
+  std::vector<bool> seen(pull.size(), false);
+  for (int k : pull_order) {
+    if (k < 0 || static_cast<std::size_t>(k) >= pull.size() || seen[static_cast<std::size_t>(k)])
+      throw InvalidInput("plan: the pull order is not a permutation of the pull segments (entry " +
+                         std::to_string(k) + ")");
+    seen[static_cast<std::size_t>(k)] = true;
+  }
+}
+
+std::vector<int> Plan::pull_sequence() const {
+  if (!pull_order.empty()) return pull_order;
+  std::vector<int> order(pull.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
+  return order;
 }
 
 std::vector<Segment> reverse_to_send_order(std::vector<Segment> ascending) {
@@ -80,7 +100,12 @@ json to_json(const Plan& p) {
     for (const auto& s : v) a.push_back({s.first, s.last});
     return a;
   };
-  return {{"scheduler", p.scheduler}, {"pull", segs(p.pull)}, {"push", segs(p.push)}};
+  json j = {{"scheduler", p.scheduler}, {"pull", segs(p.pull)}, {"push", segs(p.push)}};
+  if (p.full_duplex) {
+    j["full_duplex"] = true;
+    j["pull_order"] = p.pull_sequence();
+  }
+  return j;
 }
 
 Plan plan_from_json(const json& j, int num_units, const std::string& context) {
@@ -105,6 +130,22 @@ Plan plan_from_json(const json& j, int num_units, const std::string& context) {
   };
   p.pull = segs("pull");
   p.push = segs("push");
+  if (j.contains("full_duplex")) {
+    if (!j["full_duplex"].is_boolean())
+      throw InvalidInput(context + ".full_duplex: expected true or false");
+    p.full_duplex = j["full_duplex"].get<bool>();
+  }
+  if (j.contains("pull_order")) {
+    const json& a = j["pull_order"];
+    if (!a.is_array()) throw InvalidInput(context + ".pull_order: expected an array of indices");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_number_integer() || a[i].get<long long>() < 0 ||
+          a[i].get<long long>() > (1 << 30))
+        throw InvalidInput(context + ".pull_order[" + std::to_string(i) +
+                           "]: expected a pull segment index, got " + a[i].dump());
+      p.pull_order.push_back(static_cast<int>(a[i].get<long long>()));
+    }
+  }
   try {
     p.validate(num_units);
   } catch (const InvalidInput& e) {

@@ -11,6 +11,12 @@
 //   Plan q{"broken", {{0, 3}, {5, 9}}, {{0, 9}}};
 //   q.validate(10);                         // throws: pull[1] starts at unit 5, expected 4
 //
+// A full-duplex plan (strategy dynacomm-fd, plan/duplex.h) runs across iterations: the pull
+// requests of iteration t+1 leave when the backward pass of t starts, and the PS answers
+// them, in `pull_order`, as each segment's units reach version t+1, while the uplink still
+// pushes t's gradients. A phase-separated plan (every other strategy) pulls at the start of
+// its own iteration, in ascending order.
+//
 // Splitting one unit across transmissions (P3/ByteScheduler slices) is a later extension:
 // it will add optional byte offsets to Segment; plans without them mean whole units.
 #pragma once
@@ -18,6 +24,7 @@
 #include <iosfwd>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dynacomm::plan {
@@ -32,15 +39,31 @@ struct Segment {
 };
 
 struct Plan {
+  Plan() = default;
+  Plan(std::string scheduler_name, std::vector<Segment> pull_segments,  // phase-separated
+       std::vector<Segment> push_segments)
+      : scheduler(std::move(scheduler_name)),
+        pull(std::move(pull_segments)),
+        push(std::move(push_segments)) {}
+
   std::string scheduler;      // which planner made it
   std::vector<Segment> pull;  // ascending: pull[0].first == 0, pull.back().last == L-1
   std::vector<Segment> push;  // send order: push[0].last == L-1, push.back().first == 0
+  bool full_duplex = false;   // pulls of t+1 overlap t's backward and push (see above)
+  std::vector<int> pull_order;  // full duplex: the order the PS serves plan.pull's segments
+                                // in (indices); empty: ascending
 
   // Throws InvalidInput naming the direction, the segment and the unit when the segments
-  // do not cover 0..num_units-1 exactly once in the required order.
+  // do not cover 0..num_units-1 exactly once in the required order, or when pull_order is
+  // not a permutation of the pull segments (or is given for a phase-separated plan).
   void validate(int num_units) const;
+  // The pull segments' indices in the order they are requested and served.
+  std::vector<int> pull_sequence() const;
 
-  bool operator==(const Plan& o) const { return pull == o.pull && push == o.push; }
+  bool operator==(const Plan& o) const {
+    return pull == o.pull && push == o.push && full_duplex == o.full_duplex &&
+           pull_sequence() == o.pull_sequence();
+  }
 };
 
 // Builds a push plan (send order) from cut points given bottom-up, e.g. the segments
@@ -50,7 +73,8 @@ std::vector<Segment> reverse_to_send_order(std::vector<Segment> ascending);
 // "0-3 4-10" style, for people.
 std::string format_segments(const std::vector<Segment>& segments);
 
-// {"scheduler": "...", "pull": [[0,3],[4,10]], "push": [[9,10],[0,8]]}
+// {"scheduler": "...", "pull": [[0,3],[4,10]], "push": [[9,10],[0,8]]}, plus for a
+// full-duplex plan "full_duplex": true and "pull_order": [1,0].
 nlohmann::json to_json(const Plan& p);
 // Parses and validates against num_units. Throws InvalidInput naming the field.
 Plan plan_from_json(const nlohmann::json& j, int num_units, const std::string& context);

@@ -54,6 +54,36 @@ TEST(Plan, JsonRoundTrip) {
   EXPECT_EQ(q.scheduler, "dynacomm");
 }
 
+TEST(Plan, FullDuplexPlansCarryTheirPullOrder) {
+  Plan p{"dynacomm-fd", {{0, 3}, {4, 10}}, {{9, 10}, {0, 8}}};
+  p.full_duplex = true;
+  p.pull_order = {1, 0};
+  EXPECT_NO_THROW(p.validate(11));
+  json j = to_json(p);
+  EXPECT_EQ(j["full_duplex"], true);
+  EXPECT_EQ(j["pull_order"], json::parse("[1,0]"));
+  EXPECT_EQ(plan_from_json(j, 11, "test"), p);
+  EXPECT_EQ(plan_from_json(j, 11, "test").pull_sequence(), (std::vector<int>{1, 0}));
+  Plan ascending = p;
+  ascending.pull_order.clear();  // empty: ascending, the same as {0, 1}
+  EXPECT_EQ(ascending.pull_sequence(), (std::vector<int>{0, 1}));
+  EXPECT_FALSE(ascending == p);
+  p.pull_order = {1, 1};
+  EXPECT_NE(error_of(p, 11).find("not a permutation"), std::string::npos);
+  p.pull_order = {0};
+  EXPECT_NE(error_of(p, 11).find("1 entries for 2 pull segments"), std::string::npos);
+  p.pull_order = {1, 0};
+  p.full_duplex = false;
+  EXPECT_NE(error_of(p, 11).find("phase-separated"), std::string::npos);
+  j["pull_order"] = json::parse(R"([1, "0"])");
+  try {
+    plan_from_json(j, 11, "p.json");
+    FAIL();
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("p.json.pull_order[1]"), std::string::npos);
+  }
+}
+
 TEST(Plan, JsonRejectsMalformedSegments) {
   auto err = [](const char* text) {
     try {

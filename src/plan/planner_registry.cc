@@ -12,6 +12,7 @@ Plan plan_greedy(const ModelProfile&, const LinkProfile&, const PlannerOptions&)
 Plan plan_mgwfbp(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
 Plan plan_bucket(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
 Plan plan_dynacomm(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
+Plan plan_dynacomm_fd(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
 
 const std::vector<PlannerInfo>& planner_registry() {
   static const std::vector<PlannerInfo> registry = {
@@ -23,6 +24,10 @@ const std::vector<PlannerInfo>& planner_registry() {
        plan_mgwfbp},
       {"bucket", "fixed-size buckets, PyTorch DDP style (first 1 MB, then 25 MB)", plan_bucket},
       {"dynacomm", "exact DP-optimal segments for pull and push", plan_dynacomm},
+      {"dynacomm-fd",
+       "full duplex: next iteration's pulls overlap this one's pushes; shortest steady-state "
+       "period (searched)",
+       plan_dynacomm_fd},
   };
   return registry;
 }

@@ -24,7 +24,7 @@ ModelProfile uniform_profile(int n, std::int64_t bytes, double fwd, double bwd) 
 TEST(Registry, ListsEveryStrategyOnce) {
   std::vector<std::string> names = planner_names();
   EXPECT_EQ(names, (std::vector<std::string>{"sequential", "layerwise", "greedy", "mgwfbp",
-                                             "bucket", "dynacomm"}));
+                                             "bucket", "dynacomm", "dynacomm-fd"}));
 }
 
 TEST(Registry, UnknownNameListsKnownOnes) {
@@ -59,15 +59,20 @@ TEST(Planners, CoverAllUnitsAndDynacommIsNeverSlower) {
     ModelProfile profile = testing::random_profile(rng, 1, c < 1500 ? 14 : 200);
     LinkProfile link = testing::random_link(rng);
     std::vector<double> times;
+    std::vector<std::string> names;
+    double dynacomm = 0;
     for (const PlannerInfo& info : planner_registry()) {
+      // dynacomm-fd plans for another model (duplex_test.cc), and searches: not 2000 times.
+      if (std::string(info.name) == "dynacomm-fd") continue;
       Plan raw = info.fn(profile, link, PlannerOptions{});
       ASSERT_NO_THROW(raw.validate(profile.num_units())) << info.name << " case " << c;
       times.push_back(simulate(profile, link, raw));
+      names.emplace_back(info.name);
+      if (names.back() == "dynacomm") dynacomm = times.back();
     }
-    const double dynacomm = times.back();
     const double ideal = ideal_ms(profile, link);
     for (std::size_t i = 0; i < times.size(); ++i)
-      ASSERT_LE(dynacomm, times[i] * (1 + 1e-12)) << planner_registry()[i].name << " case " << c;
+      ASSERT_LE(dynacomm, times[i] * (1 + 1e-12)) << names[i] << " case " << c;
     ASSERT_LE(ideal, dynacomm * (1 + 1e-12)) << "case " << c;
   }
 }

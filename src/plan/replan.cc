@@ -63,8 +63,8 @@ ReplanDecision ReplanPolicy::evaluate(const ModelProfile& profile, const LinkPro
   if (threshold < 0) threshold = options_.threshold;
   ReplanDecision d;
   d.plan = make_plan(scheduler_, profile, link, planner_);
-  d.best_ms = simulate(profile, link, d.plan);
-  d.current_ms = simulate(profile, link, current_);
+  d.best_ms = predict_ms(profile, link, d.plan);
+  d.current_ms = predict_ms(profile, link, current_);
   d.change = !(d.plan == current_) && d.current_ms > d.best_ms * (1 + threshold);
   d.why = describe_change(made_for_profile_, made_for_link_, profile, link);
   return d;

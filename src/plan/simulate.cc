@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/duplex.h"
 #include "plan/planner.h"
 
 namespace dynacomm::plan {
@@ -82,6 +83,15 @@ double simulate(const ModelProfile& profile, const LinkProfile& link, const Plan
   link.validate();
   plan.validate(profile.num_units());
   return simulate_unchecked(profile, link, plan, timeline);
+}
+
+double predict_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& plan) {
+  if (plan.full_duplex) return simulate_duplex(profile, link, plan).period_ms;
+  return simulate(profile, link, plan);
+}
+
+double ideal_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& plan) {
+  return plan.full_duplex ? ideal_duplex_ms(profile, link) : ideal_ms(profile, link);
 }
 
 double ideal_ms(const ModelProfile& profile, const LinkProfile& link) {

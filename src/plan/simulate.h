@@ -50,8 +50,16 @@ double simulate(const ModelProfile& profile, const LinkProfile& link, const Plan
 double simulate_unchecked(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
                           Timeline* timeline = nullptr);
 
+// The figure of merit of any plan: the iteration time of a phase-separated plan
+// (simulate), the steady-state period of a full-duplex one (plan/duplex.h).
+double predict_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& plan);
+
 // The lower bound for a setting: every unit its own transmission, both ways, on the same
 // link with zero per-transmission cost. No plan on the real link can be faster.
 double ideal_ms(const ModelProfile& profile, const LinkProfile& link);
+
+// The lower bound of the model `plan` runs under: ideal_ms above for a phase-separated
+// plan, ideal_duplex_ms (plan/duplex.h) for a full-duplex one.
+double ideal_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& plan);
 
 }  // namespace dynacomm::plan

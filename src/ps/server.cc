@@ -24,6 +24,7 @@ struct PendingPull {
   int rank;
   std::int64_t iteration;
   int first, last;
+  bool in_order;  // answered only after this worker's earlier in-order requests
   Clock::time_point received;
 };
 
@@ -155,8 +156,12 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
 
 void PsServer::Impl::answer_pulls() {
   if (!store) return;
+  std::vector<char> blocked(static_cast<std::size_t>(options.workers), 0);  // by rank
   for (auto it = pending.begin(); it != pending.end();) {
-    if (!store->ready(it->first, it->last, it->iteration)) {  // before allocating the reply
+    char& waits = blocked[static_cast<std::size_t>(it->rank)];
+    if ((it->in_order && waits) ||
+        !store->ready(it->first, it->last, it->iteration)) {  // before allocating the reply
+      if (it->in_order) waits = true;
       ++it;
       continue;
     }
@@ -212,7 +217,8 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m)
         break;
       }
       case net::MessageType::kPullRequest:
-        pending.push_back({peer, h.sender, h.iteration, first, last, Clock::now()});
+        pending.push_back({peer, h.sender, h.iteration, first, last,
+                           (h.flags & net::kFlagInOrder) != 0, Clock::now()});
         break;
       case net::MessageType::kPush: {
         if (!store) return send_error(peer, "push before the parameters were initialised");

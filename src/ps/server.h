@@ -11,6 +11,8 @@
 //   worker -> hello {model, workers, unit_bytes}   PS -> hello (welcome) or error (refused)
 //   worker 0 -> init (all initial parameters)      the store is created from it
 //   worker -> pull-request (t, a..b)               PS -> pull-reply as soon as a..b are at t
+//                                                  (flag in-order: and the worker's earlier
+//                                                  in-order requests are answered)
 //   worker -> push (t, a..b, gradients)            PS -> push-ack; applied when all N are in
 //   worker -> shutdown                             PS stops once all N have
 // Every pull reply carries in held_us how long its request waited at the PS, and every

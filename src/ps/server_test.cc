@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "base/error.h"
@@ -220,6 +221,72 @@ TEST(PsCluster, RepliesCarryTheirWaitAndThePsTracesItsEvents) {
   EXPECT_EQ(pulls, 1);    // only iteration 1 is traced
   EXPECT_EQ(pushes, 2);   // both ranks' pushes of iteration 1
   EXPECT_EQ(updates, 1);  // the second completes the units
+}
+
+// A full-duplex plan's pull order: requests flagged in-order are answered in the order they
+// came, a later one waiting behind an earlier one whose units are not ready; unflagged ones
+// as soon as their units are.
+TEST(PsCluster, InOrderRequestsAreAnsweredInArrivalOrder) {
+  for (bool in_order : {true, false}) {
+    SCOPED_TRACE(in_order ? "in order" : "as ready");
+    PsServer ps(server_options(2));
+    ps.start();
+    std::vector<std::unique_ptr<net::Connection>> c;
+    for (int r = 0; r < 2; ++r) {
+      c.push_back(std::make_unique<net::Connection>(ps.endpoint(),
+                                                    net::WireLimits{unit_bytes(), 1, 64 * 1024}));
+      std::string text =
+          nlohmann::json{{"model", "fake"}, {"workers", 2}, {"unit_bytes", unit_bytes()}}.dump();
+      c[r]->send(Header{MessageType::kHello, r, 0, 0, 0}, text.data(), text.size());
+      c[r]->receive(5s, "the welcome");
+    }
+    std::vector<float> all;
+    for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
+    c[0]->send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+    auto push = [&](int r, std::uint32_t first, std::uint32_t last) {
+      std::vector<float> zeros;
+      for (auto u = first; u <= last; ++u) zeros.resize(zeros.size() + kUnitFloats[u], 0.0f);
+      c[static_cast<std::size_t>(r)]->send(Header{MessageType::kPush, r, 0, first, last},
+                                           zeros.data(), zeros.size() * 4);
+    };
+    // The next pull reply to rank 0 within `wait`, skipping push acks.
+    auto reply = [&](std::chrono::milliseconds wait) -> std::optional<net::Message> {
+      const auto until = std::chrono::steady_clock::now() + wait;
+      net::Message m;
+      while (std::chrono::steady_clock::now() < until)
+        if (c[0]->poll(10ms, &m) && m.header.type == MessageType::kPullReply) return m;
+      return std::nullopt;
+    };
+    for (std::uint32_t u : {0u, 3u}) {  // iteration 1: unit 0 first, then unit 3
+      Header h{MessageType::kPullRequest, 0, 1, u, u};
+      if (in_order) h.flags = net::kFlagInOrder;
+      c[0]->send(h, nullptr, 0);
+    }
+    push(0, 3, 3);  // unit 3 reaches version 1; unit 0 does not yet
+    // Rank 0's ack: the PS has its init and push before rank 1's push can come.
+    EXPECT_EQ(c[0]->receive(5s, "the push ack").header.type, MessageType::kPushAck);
+    push(1, 3, 3);
+    std::optional<net::Message> m = reply(in_order ? 500ms : 5000ms);
+    if (in_order) {
+      EXPECT_FALSE(m) << "unit 3 was answered before unit 0, requested first";
+    } else {
+      ASSERT_TRUE(m);
+      EXPECT_EQ(m->header.first_unit, 3u);
+    }
+    push(0, 0, 2);
+    push(1, 0, 2);
+    std::vector<std::uint32_t> order;
+    if (m) order.push_back(m->header.first_unit);
+    while (order.size() < 2) {
+      m = reply(5000ms);
+      ASSERT_TRUE(m) << "a pull reply is missing";
+      order.push_back(m->header.first_unit);
+    }
+    EXPECT_EQ(order,
+              (in_order ? std::vector<std::uint32_t>{0, 3} : std::vector<std::uint32_t>{3, 0}));
+    for (int r = 0; r < 2; ++r) c[r]->send(Header{MessageType::kShutdown, r, 0, 0, 0}, nullptr, 0);
+    ps.wait();
+  }
 }
 
 TEST(PsCluster, RefusesMismatchedWorkers) {

@@ -69,23 +69,67 @@ void Comm::fail(std::exception_ptr e) {
   cv_.notify_all();
 }
 
+Comm::PullRound Comm::request_round(std::int64_t iteration, const plan::Plan& plan) {
+  PullRound r;
+  r.iteration = iteration;
+  r.segments = plan.pull;
+  r.segment_of_unit.assign(static_cast<std::size_t>(model_.num_units()), 0);
+  for (std::size_t j = 0; j < plan.pull.size(); ++j)
+    for (int u = plan.pull[j].first; u <= plan.pull[j].last; ++u)
+      r.segment_of_unit[static_cast<std::size_t>(u)] = static_cast<int>(j);
+  r.arrived.assign(plan.pull.size(), false);
+  r.sent.assign(plan.pull.size(), Clock::time_point{});
+  for (int j : plan.pull_sequence())
+    requests_.push_back({iteration, j, plan.pull[static_cast<std::size_t>(j)], plan.full_duplex});
+  return r;
+}
+
+Comm::PullRound* Comm::round_of(std::int64_t iteration) {
+  if (current_.iteration == iteration) return &current_;
+  if (next_.iteration == iteration) return &next_;
+  return nullptr;
+}
+
+void Comm::write_params(const net::Message& m) {
+  const float* v = reinterpret_cast<const float*>(m.payload());
+  for (auto u = m.header.first_unit; u <= m.header.last_unit; ++u) {
+    const auto n = model_.units()[u].params;
+    std::memcpy(model_.params(static_cast<int>(u)), v, static_cast<std::size_t>(n) * sizeof(float));
+    v += n;
+  }
+}
+
 void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan) {
   std::lock_guard<std::mutex> lock(mu_);
   check_failed();
   iteration_ = iteration;
   plan_ = plan;
-  segment_of_unit_.assign(static_cast<std::size_t>(model_.num_units()), 0);
-  for (std::size_t j = 0; j < plan.pull.size(); ++j)
-    for (int u = plan.pull[j].first; u <= plan.pull[j].last; ++u)
-      segment_of_unit_[static_cast<std::size_t>(u)] = static_cast<int>(j);
-  arrived_.assign(plan.pull.size(), false);
+  if (next_.iteration == iteration) {  // prefetched during the previous backward pass
+    current_ = std::move(next_);
+    for (const net::Message& m : current_.held) {  // the model is free to take them now
+      write_params(m);
+      current_.arrived[static_cast<std::size_t>(current_.segment_of_unit[m.header.first_unit])] =
+          true;
+    }
+    current_.held.clear();
+  } else {
+    current_ = request_round(iteration, plan);
+  }
+  next_ = PullRound{};
   ready_.assign(static_cast<std::size_t>(model_.num_units()), false);
   next_push_ = 0;
-  send_pulls_ = true;
   bytes_up = bytes_down = 0;
   acks_of_iteration_ = 0;
-  pull_sent_.assign(plan.pull.size(), Clock::time_point{});
-  last_pull_delivered_ = Clock::time_point{};
+}
+
+void Comm::prefetch(std::int64_t iteration, const plan::Plan& plan) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_failed();
+  if (iteration != iteration_ + 1 || !plan.full_duplex)
+    throw Error("worker " + std::to_string(options_.rank) + ": prefetch of iteration " +
+                std::to_string(iteration) + " during iteration " + std::to_string(iteration_) +
+                (plan.full_duplex ? "" : " with a phase-separated plan"));
+  next_ = request_round(iteration, plan);
 }
 
 // Emulating a slower device: after each piece of compute, wait as long again times
@@ -125,9 +169,9 @@ void Comm::before_forward(int unit) {
   if (unit > 0) stretch(gate_passed[static_cast<std::size_t>(unit) - 1]);
   gate_called[static_cast<std::size_t>(unit)] = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
-  const int seg = segment_of_unit_[static_cast<std::size_t>(unit)];
+  const int seg = current_.segment_of_unit[static_cast<std::size_t>(unit)];
   if (!cv_.wait_for(lock, options_.timeout,
-                    [&] { return error_ || arrived_[static_cast<std::size_t>(seg)]; }))
+                    [&] { return error_ || current_.arrived[static_cast<std::size_t>(seg)]; }))
     throw Timeout(where(unit) + ": parameters did not arrive from the PS at " + conn_.endpoint() +
                   " within " + std::to_string(options_.timeout.count()) + " ms");
   check_failed();
@@ -195,7 +239,7 @@ void Comm::fetch_all(std::int64_t iteration) {
   begin_iteration(iteration, plan::Plan{"fetch", {{0, last}}, {{0, last}}});
   std::unique_lock<std::mutex> lock(mu_);
   next_push_ = 1;  // nothing to push
-  if (!cv_.wait_for(lock, options_.timeout, [&] { return error_ || arrived_[0]; }))
+  if (!cv_.wait_for(lock, options_.timeout, [&] { return error_ || current_.arrived[0]; }))
     throw Timeout("worker " + std::to_string(options_.rank) + ": final parameters (iteration " +
                   std::to_string(iteration) + ") did not arrive from the PS at " +
                   conn_.endpoint());
@@ -228,19 +272,15 @@ void Comm::loop() {
           options_.latency_ms = link_change_->latency_ms;
           link_change_.reset();
         }
-        if (send_pulls_) {  // requests reach the PS one latency later
-          for (std::size_t j = 0; j < plan_.pull.size(); ++j) {
-            const plan::Segment& s = plan_.pull[j];
-            outgoing_.emplace(
-                now + ms(options_.latency_ms),
-                Outgoing{net::encode(net::Header{net::MessageType::kPullRequest, options_.rank,
-                                                 iteration_, static_cast<std::uint32_t>(s.first),
-                                                 static_cast<std::uint32_t>(s.last)},
-                                     nullptr, 0),
-                         static_cast<int>(j)});
-          }
-          send_pulls_ = false;
+        for (const PullRequest& r : requests_) {  // they reach the PS one latency later
+          net::Header h{net::MessageType::kPullRequest, options_.rank, r.iteration,
+                        static_cast<std::uint32_t>(r.units.first),
+                        static_cast<std::uint32_t>(r.units.last)};
+          if (r.in_order) h.flags = net::kFlagInOrder;
+          outgoing_.emplace(now + ms(options_.latency_ms),  // after equal times: in order
+                            Outgoing{net::encode(h, nullptr, 0), r.iteration, r.segment});
         }
+        requests_.clear();
         while (next_push_ < plan_.push.size()) {
           const plan::Segment& s = plan_.push[next_push_];
           bool all = true;
@@ -266,7 +306,7 @@ void Comm::loop() {
           const auto delivered = up_.deliver_at(now, bytes + extra);
           pushes_[{iteration_, static_cast<std::uint32_t>(s.first)}] =
               PushInFlight{static_cast<int>(next_push_), bytes, now};
-          outgoing_.emplace(delivered, Outgoing{std::move(frame), -1});
+          outgoing_.emplace(delivered, Outgoing{std::move(frame), -1, -1});
           bytes_up += bytes;
           ++next_push_;
           cv_.notify_all();
@@ -292,10 +332,10 @@ void Comm::loop() {
       // Hand due frames to the socket.
       while (!outgoing_.empty() && outgoing_.begin()->first <= Clock::now()) {
         conn_.send_frame(std::move(outgoing_.begin()->second.frame));
-        if (const int j = outgoing_.begin()->second.pull_segment; j >= 0) {
+        if (const Outgoing& o = outgoing_.begin()->second; o.pull_segment >= 0) {
           std::lock_guard<std::mutex> lock(mu_);
-          if (static_cast<std::size_t>(j) < pull_sent_.size())
-            pull_sent_[static_cast<std::size_t>(j)] = Clock::now();
+          if (PullRound* r = round_of(o.pull_iteration))
+            r->sent[static_cast<std::size_t>(o.pull_segment)] = Clock::now();
         }
         outgoing_.erase(outgoing_.begin());
       }
@@ -305,31 +345,33 @@ void Comm::loop() {
         const Clock::time_point delivered = incoming_.front().deliver;
         incoming_.pop_front();
         std::lock_guard<std::mutex> lock(mu_);
-        const float* v = reinterpret_cast<const float*>(m.payload());
-        for (auto u = m.header.first_unit; u <= m.header.last_unit; ++u) {
-          const auto n = model_.units()[u].params;
-          std::memcpy(model_.params(static_cast<int>(u)), v,
-                      static_cast<std::size_t>(n) * sizeof(float));
-          v += n;
-        }
+        PullRound* round = round_of(m.header.iteration);
+        if (round == nullptr) continue;  // not asked for (any more): nothing to do with it
+        const int seg = round->segment_of_unit[m.header.first_unit];
+        const plan::Segment asked = round->segments[static_cast<std::size_t>(seg)];
+        if (asked.first != static_cast<int>(m.header.first_unit) ||
+            asked.last != static_cast<int>(m.header.last_unit))
+          continue;  // not a segment we asked for; the gate's timeout names what is missing
         bytes_down += static_cast<std::int64_t>(m.header.payload_bytes);
-        if (m.header.iteration == iteration_) {
-          const int seg = segment_of_unit_[m.header.first_unit];
-          arrived_[static_cast<std::size_t>(seg)] = true;
-          // The reply left the PS once the request had arrived and waited held_us; the
-          // link was busy with it from then (or from the previous reply's end) until it
-          // arrived, less the one-way latency.
-          const double held_ms = static_cast<double>(m.header.held_us) / 1000.0;
-          const Clock::time_point sent = pull_sent_[static_cast<std::size_t>(seg)];
-          const double busy = link_busy_ms(
-              sent + ms(options_.transport_one_way_ms + held_ms), delivered,
-              last_pull_delivered_ != Clock::time_point{} ? std::optional(last_pull_delivered_)
-                                                          : std::nullopt,
-              options_.latency_ms);
-          link_events_.push_back({false, iteration_, seg,
-                                  static_cast<std::int64_t>(m.header.payload_bytes), sent,
-                                  delivered, held_ms, busy});
-          last_pull_delivered_ = delivered;
+        // The reply left the PS once the request had arrived and waited held_us; the link
+        // was busy with it from then (or from the previous reply's end) until it arrived,
+        // less the one-way latency.
+        const double held_ms = static_cast<double>(m.header.held_us) / 1000.0;
+        const Clock::time_point sent = round->sent[static_cast<std::size_t>(seg)];
+        const double busy = link_busy_ms(
+            sent + ms(options_.transport_one_way_ms + held_ms), delivered,
+            last_pull_delivered_ != Clock::time_point{} ? std::optional(last_pull_delivered_)
+                                                        : std::nullopt,
+            options_.latency_ms);
+        link_events_.push_back({false, round->iteration, seg,
+                                static_cast<std::int64_t>(m.header.payload_bytes), sent, delivered,
+                                held_ms, busy});
+        last_pull_delivered_ = delivered;
+        if (round == &current_) {
+          write_params(m);
+          current_.arrived[static_cast<std::size_t>(seg)] = true;
+        } else {  // the next iteration's: the model's units may still be in use
+          next_.held.push_back(std::move(m));
         }
         cv_.notify_all();
       }

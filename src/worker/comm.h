@@ -38,8 +38,14 @@ class Comm : public model::UnitObserver {
   ~Comm() override;
 
   void start();
-  // Sends the plan's pull requests for iteration t (after the one-way latency).
+  // Starts iteration t: sends the plan's pull requests for t (after the one-way latency),
+  // unless prefetch(t, ...) already did; then t's forward waits on those requests'
+  // segments, and replies that arrived early are written into the model now.
   void begin_iteration(std::int64_t iteration, const plan::Plan& plan);
+  // A full-duplex plan: sends the pull requests for iteration t (the next one) now, during
+  // the current iteration's backward pass, in the plan's pull order; the PS answers each
+  // once its units are at version t, and the replies are held until begin_iteration(t).
+  void prefetch(std::int64_t iteration, const plan::Plan& plan);
   void before_forward(int unit) override;
   void gradients_ready(int unit) override;
   // The forward pass has ended (after the last unit); returns that time, after the
@@ -101,13 +107,31 @@ class Comm : public model::UnitObserver {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::exception_ptr error_;
-  bool stop_ = false, send_pulls_ = false, send_goodbye_ = false;
+  bool stop_ = false, send_goodbye_ = false;
+  struct PullRequest {
+    std::int64_t iteration;
+    int segment;
+    plan::Segment units;
+    bool in_order;
+  };
+  std::vector<PullRequest> requests_;  // to send, in order
   Clock::time_point goodbye_deadline_{};
   std::int64_t iteration_ = 0;
   plan::Plan plan_;
-  std::vector<int> segment_of_unit_;
-  std::vector<bool> arrived_, ready_;
-  std::vector<Clock::time_point> pull_sent_;
+  // The pull requests of one iteration and what has come back.
+  struct PullRound {
+    std::int64_t iteration = -1;  // -1: none
+    std::vector<plan::Segment> segments;
+    std::vector<int> segment_of_unit;
+    std::vector<bool> arrived;            // by pull segment
+    std::vector<Clock::time_point> sent;  // when each request left
+    std::vector<net::Message> held;       // replies that came before the iteration began
+  };
+  PullRound current_, next_;  // for iteration_ and (prefetched) iteration_ + 1
+  PullRound request_round(std::int64_t iteration, const plan::Plan& plan);  // queues them
+  PullRound* round_of(std::int64_t iteration);
+  void write_params(const net::Message& m);  // into the model
+  std::vector<bool> ready_;
   Clock::time_point last_pull_delivered_{};
   std::vector<LinkEvent> link_events_;
   std::size_t next_push_ = 0;
@@ -122,7 +146,8 @@ class Comm : public model::UnitObserver {
   Clock::time_point last_push_done_{};
   struct Outgoing {
     std::string frame;
-    int pull_segment;  // >= 0: a pull request of the current iteration
+    std::int64_t pull_iteration;  // a pull request: its iteration and segment, else -1
+    int pull_segment;
   };
   std::multimap<Clock::time_point, Outgoing> outgoing_;  // release time -> frame
   struct Incoming {

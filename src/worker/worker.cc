@@ -213,7 +213,6 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   plan::LinkEstimator down_estimator(o.estimator), up_estimator(o.estimator);
   std::future<Replanned> replanning;  // the task in flight, if any
   int oracle_row = -1;                // the link row the oracle last planned for
-  plan::Plan current_plan;
   int current_plan_id = 0;
   std::vector<plan::TransferSample> down_samples, up_samples;
   std::vector<std::vector<double>> fwd(static_cast<std::size_t>(n_units)),
@@ -309,8 +308,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
           o.rotation.empty() ? std::vector<std::string>{o.scheduler} : o.rotation;
       for (std::size_t k = 0; k < schedulers.size(); ++k) {
         plan::Plan p = plan::make_plan(schedulers[k], profile, link, o.planner);
-        const double predicted = plan::simulate(profile, link, p);
-        result.plans.push_back({static_cast<int>(k) + 1, schedulers[k], p, predicted, predicted});
+        const double predicted = plan::predict_ms(profile, link, p);
+        result.plans.push_back({static_cast<int>(k) + 1, schedulers[k], p, predicted, predicted,
+                                plan::ideal_ms(profile, link, p), 0});
       }
       result.planned_link = link;
       result.plan = result.plans[0].plan;
@@ -319,9 +319,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       result.predicted_sequential_ms =
           plan::simulate(profile, link, plan::make_plan("sequential", profile, link, o.planner));
       result.ideal_ms = plan::ideal_ms(profile, link);
-      current_plan = result.plans[0].plan;
       current_plan_id = 1;
-      policy.adopt(it, current_plan, profile, link);
+      policy.adopt(it, result.plans[0].plan, profile, link);
       oracle_row = link_row.load();
     }
     replay.rethrow();  // a failed trace step (e.g. a bad rate) ends the run, named
@@ -331,9 +330,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       auto adopt = [&](const plan::ReplanDecision& d, const plan::ModelProfile& p,
                        const plan::LinkProfile& l, const std::string& why) {
         policy.adopt(it, d.plan, p, l);
-        current_plan = d.plan;
         current_plan_id = static_cast<int>(result.plans.size()) + 1;
-        result.plans.push_back({current_plan_id, o.scheduler, d.plan, d.best_ms, d.best_ms});
+        result.plans.push_back({current_plan_id, o.scheduler, d.plan, d.best_ms, d.best_ms,
+                                plan::ideal_ms(p, l, d.plan), 0});
         result.plan_changes.push_back({it, current_plan_id, why, d.current_ms, d.best_ms});
         plan_change = why;
         predicted_gain_ms = d.gain_ms();
@@ -398,17 +397,17 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                 "the link changed at " + fmt_g(row.time_s) + " s (oracle); " + r.decision.why);
       }
     }
+    // The plan of iteration i >= warm-up: the rotation's turn, or the plan in use.
+    auto plan_index = [&](std::int64_t i) {
+      if (o.rotation.empty()) return static_cast<std::size_t>(current_plan_id - 1);
+      return static_cast<std::size_t>((i - o.warmup) / std::max(1, o.rotation_block)) %
+             o.rotation.size();
+    };
     if (it < o.warmup) {
       plan = warmup_plans[it % 2];
-    } else if (!o.rotation.empty()) {  // the rotation's turn
-      const std::size_t k =
-          static_cast<std::size_t>((it - o.warmup) / std::max(1, o.rotation_block)) %
-          o.rotation.size();
-      plan = result.plans[k].plan;
-      plan_id = result.plans[k].id;
     } else {
-      plan = current_plan;
-      plan_id = current_plan_id;
+      plan = result.plans[plan_index(it)].plan;
+      plan_id = result.plans[plan_index(it)].id;
     }
     const auto now = Clock::now();
     if (it > 0) result.iterations.back().ms = ms_between(iteration_start, now);
@@ -424,6 +423,12 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     torch::Tensor y = torch::from_blob(b.labels.data(), {b.size()}, torch::kInt64);
     torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x), y);
     const auto forward_end = comm.forward_done();
+    // A full-duplex plan for the next iteration: its pulls go out as backward starts. (A
+    // re-plan adopted at the next boundary changes its pushes; its pulls follow from t+2.)
+    if (it >= o.warmup && it + 1 < total) {
+      const plan::Plan& next = result.plans[plan_index(it + 1)].plan;
+      if (next.full_duplex) comm.prefetch(it + 1, next);
+    }
     loss.backward();
     comm.finish_iteration();
     if (it < o.warmup) comm.wait_for_acks();  // every transfer timed before planning
@@ -544,8 +549,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     result.final_profile = last.profile;
     result.final_link = last.link;
     result.ideal_final_ms = plan::ideal_ms(last.profile, last.link);
-    for (auto& p : result.plans)
-      p.predicted_final_ms = plan::simulate(last.profile, last.link, p.plan);
+    for (auto& p : result.plans) {
+      p.predicted_final_ms = plan::predict_ms(last.profile, last.link, p.plan);
+      p.ideal_final_ms = plan::ideal_ms(last.profile, last.link, p.plan);
+    }
   }
   std::vector<double> times;
   for (const auto& r : result.iterations)

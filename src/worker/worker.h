@@ -118,6 +118,8 @@ struct WorkerResult {
     plan::Plan plan;
     double predicted_ms;        // from the estimates it was made from
     double predicted_final_ms;  // from the estimates at the end of the run
+    double ideal_ms = 0, ideal_final_ms = 0;  // of the model the plan runs under
+                                              // (phase-separated or full duplex)
   };
   std::vector<PlanInfo> plans;  // every plan used after warm-up (the rotation's, or the
                                 // first and each re-plan's)
@@ -128,7 +130,8 @@ struct WorkerResult {
     double predicted_current_ms, predicted_best_ms;  // under the estimates of the change
   };
   std::vector<PlanChange> plan_changes;  // after the first plan
-  double ideal_ms = 0;          // the ideal for the measured profile and link (DESIGN.md)
+  double ideal_ms = 0;  // the phase-separated ideal for the measured profile and link
+                        // (DESIGN.md); a full-duplex plan's is in its PlanInfo
   plan::ModelProfile profile;               // measured during warm-up
   double predicted_ms = 0, predicted_sequential_ms = 0;
   double median_iteration_ms = 0;
