@@ -86,7 +86,8 @@ class ClusterTest : public ::testing::Test {
 TEST_F(ClusterTest, EveryStrategyGivesBitIdenticalWeights) {
   const std::string reference = run("sequential", 2, "sequential");
   ASSERT_GT(reference.size(), 3'000'000u);
-  for (const char* s : {"layerwise", "greedy", "mgwfbp", "bucket", "dynacomm", "dynacomm-fd"})
+  for (const char* s : {"layerwise", "greedy", "mgwfbp", "bucket", "dynacomm", "dynacomm-fd", "p3",
+                        "bytescheduler"})
     EXPECT_TRUE(run(s, 2, s) == reference) << s << " changed the weights";
 }
 

@@ -65,12 +65,22 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   double request = lat, backward_end = 0, down_free = 0, up_free = 0;
   std::vector<State> states;
   DuplexResult r;
+  const bool priority = p.credit_bytes > 0;
+  std::vector<std::pair<double, std::int64_t>> in_flight;  // priority: (ack time, bytes)
+  std::vector<std::pair<double, int>> served(p.pull.size());
   for (int t = 0; t < o.max_iterations; ++t) {
-    for (int k : order) {  // the downlink, in pull order
+    // The downlink: in pull order (the PS answers in order), or, scheduled by priority, as
+    // each segment becomes ready, the lower first among those ready together.
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const int k = order[i];
       const Segment& s = p.pull[static_cast<std::size_t>(k)];
       double ready = request;
       for (int u = s.first; u <= s.last; ++u)
         ready = std::max(ready, exists[static_cast<std::size_t>(u)]);
+      served[i] = {ready, k};
+    }
+    if (priority) std::stable_sort(served.begin(), served.end());
+    for (const auto& [ready, k] : served) {
       const double start = std::max(ready, down_free);
       down_free = start + link.down_ms(pull_bytes[static_cast<std::size_t>(k)]);
       arrive[static_cast<std::size_t>(k)] = down_free + lat;
@@ -87,12 +97,51 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
       end_backward[static_cast<std::size_t>(u)] = now;
     }
     backward_end = now;
-    for (std::size_t k = 0; k < p.push.size(); ++k) {  // the uplink, in send order
+    auto send = [&](std::size_t k, double start) {
       const Segment& s = p.push[k];
-      const double start = std::max(end_backward[static_cast<std::size_t>(s.first)], up_free);
       up_free = start + link.up_ms(push_bytes[k]);
       for (int u = s.first; u <= s.last; ++u)
         exists[static_cast<std::size_t>(u)] = up_free + lat + o.aggregation_ms;
+    };
+    if (!priority) {
+      for (std::size_t k = 0; k < p.push.size(); ++k)  // the uplink, in send order
+        send(k, std::max(end_backward[static_cast<std::size_t>(p.push[k].first)], up_free));
+    } else {
+      // Whenever the uplink is free: the ready segment lowest in the model, if the credit
+      // allows (or nothing is unacknowledged); else wait for a gradient or an ack.
+      std::vector<bool> sent(p.push.size(), false);
+      double clock = up_free;
+      for (std::size_t left = p.push.size(); left > 0;) {
+        std::int64_t unacked = 0;
+        double next_event = 1e300;
+        for (const auto& [ack, bytes] : in_flight)
+          if (ack > clock) {
+            unacked += bytes;
+            next_event = std::min(next_event, ack);
+          }
+        std::size_t pick = p.push.size();
+        for (std::size_t k = 0; k < p.push.size(); ++k) {
+          if (sent[k]) continue;
+          const double ready = end_backward[static_cast<std::size_t>(p.push[k].first)];
+          if (ready > clock)
+            next_event = std::min(next_event, ready);
+          else if (pick == p.push.size() || p.push[k].first < p.push[pick].first)
+            pick = k;
+        }
+        if (pick < p.push.size() &&
+            (unacked == 0 || unacked + push_bytes[pick] <= p.credit_bytes)) {
+          send(pick, clock);
+          in_flight.push_back({up_free + 2 * lat, push_bytes[pick]});
+          sent[pick] = true;
+          --left;
+          clock = up_free;
+        } else {
+          clock = next_event;
+        }
+      }
+      in_flight.erase(std::remove_if(in_flight.begin(), in_flight.end(),
+                                     [&](const auto& f) { return f.first <= clock; }),
+                      in_flight.end());
     }
     states.push_back({forward_start, backward_end, down_free, up_free});
     r.forward_start_ms.push_back(forward_start);

@@ -65,6 +65,30 @@ TEST(DuplexSimulator, PullOrderDecidesTheOverlap) {
   EXPECT_DOUBLE_EQ(r.period_ms, 3000);
 }
 
+TEST(DuplexSimulator, PriorityPushesTheLowestReadyFirstAndPullsAsReady) {
+  // Units of 1, 1 and 2 MB, no forward time, backward 100 ms each; credit of one byte
+  // (one push at a time). Iteration 0 pulls all at once: ready together, lowest first:
+  // 0-1000, 1000-2000, 2000-4000; forward waits for them (starts at 1000, ends at 4000);
+  // backward ends unit 2 at 4100, unit 1 at 4200, unit 0 at 4300. Pushes: at 4100 only
+  // unit 2 is ready: 4100-6100; then units 1 and 0 are, and the lower goes first: unit 0
+  // 6100-7100, unit 1 7100-8100. Iteration 1's pulls as each is ready: unit 2 (6100)
+  // 6100-8100, unit 0 (7100) 8100-9100, unit 1 (8100) 9100-10100: forward starts at 9100.
+  ModelProfile p = units({1'000'000, 1'000'000, 2'000'000}, 0, 100);
+  Plan plan{"priority", {{0, 0}, {1, 1}, {2, 2}}, {{2, 2}, {1, 1}, {0, 0}}};
+  plan.full_duplex = true;
+  plan.credit_bytes = 1;
+  DuplexResult r = simulate_duplex(p, link(), plan);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[0], 1000);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[1], 9100);
+  // In plan order instead (pushes 2, 1, 0; pulls in order 0, 1, 2): unit 0 arrives at
+  // the PS last (8100), so iteration 1's pulls run 8100-9100, then 1 and 2: same start,
+  // but the downlink is busy until 12100 and iteration 2 starts later.
+  plan.credit_bytes = 0;
+  DuplexResult fifo = simulate_duplex(p, link(), plan);
+  EXPECT_DOUBLE_EQ(fifo.forward_start_ms[1], 9100);
+  EXPECT_GT(fifo.forward_start_ms[2], r.forward_start_ms[2]);
+}
+
 TEST(DuplexSimulator, NeverSlowerThanPhaseSeparatedAndNeverBelowItsResources) {
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 300; ++trial) {

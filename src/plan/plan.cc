@@ -55,7 +55,11 @@ void Plan::validate(int num_units) const {
   }
   if (expect != -1)
     throw InvalidInput("plan: push: units 0.." + std::to_string(expect) + " are not covered");
+  if (atom_params < 0 || credit_bytes < 0)
+    throw InvalidInput("plan: atom_params and credit_bytes must be >= 0");
   if (pull_order.empty()) return;
+  if (credit_bytes > 0)
+    throw InvalidInput("plan: a pull order is given for a priority-scheduled plan");
   if (!full_duplex)
     throw InvalidInput("plan: a pull order is given for a phase-separated plan (pulls ascend)");
   if (pull_order.size() != pull.size())
@@ -105,6 +109,8 @@ json to_json(const Plan& p) {
     j["full_duplex"] = true;
     j["pull_order"] = p.pull_sequence();
   }
+  if (p.atom_params > 0) j["atom_params"] = p.atom_params;
+  if (p.credit_bytes > 0) j["credit_bytes"] = p.credit_bytes;
   return j;
 }
 
@@ -134,6 +140,13 @@ Plan plan_from_json(const json& j, int num_units, const std::string& context) {
     if (!j["full_duplex"].is_boolean())
       throw InvalidInput(context + ".full_duplex: expected true or false");
     p.full_duplex = j["full_duplex"].get<bool>();
+  }
+  for (const char* key : {"atom_params", "credit_bytes"}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_number_integer() || j[key].get<long long>() < 0)
+      throw InvalidInput(context + "." + key + ": expected an integer >= 0, got " + j[key].dump());
+    (std::string(key) == "atom_params" ? p.atom_params : p.credit_bytes) =
+        j[key].get<std::int64_t>();
   }
   if (j.contains("pull_order")) {
     const json& a = j["pull_order"];

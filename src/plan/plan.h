@@ -17,8 +17,12 @@
 // pushes t's gradients. A phase-separated plan (every other strategy) pulls at the start of
 // its own iteration, in ascending order.
 //
-// Splitting one unit across transmissions (P3/ByteScheduler slices) is a later extension:
-// it will add optional byte offsets to Segment; plans without them mean whole units.
+// A sliced plan (P3, ByteScheduler) indexes atoms instead of units: every unit cut into
+// pieces of `atom_params` parameters (plan/slicing.h); otherwise it is the same plan. With
+// `credit_bytes` > 0 the plan is scheduled by priority, as those systems do: the uplink
+// sends, whenever it may, the ready push segment lowest in the model, with at most
+// credit_bytes unacknowledged at a time, and the PS answers pulls as soon as they are
+// ready (the requests ascending).
 #pragma once
 
 #include <iosfwd>
@@ -52,6 +56,8 @@ struct Plan {
   bool full_duplex = false;   // pulls of t+1 overlap t's backward and push (see above)
   std::vector<int> pull_order;  // full duplex: the order the PS serves plan.pull's segments
                                 // in (indices); empty: ascending
+  std::int64_t atom_params = 0;   // > 0: segments index atoms of this many parameters
+  std::int64_t credit_bytes = 0;  // > 0: priority scheduling with this uplink credit
 
   // Throws InvalidInput naming the direction, the segment and the unit when the segments
   // do not cover 0..num_units-1 exactly once in the required order, or when pull_order is
@@ -62,7 +68,8 @@ struct Plan {
 
   bool operator==(const Plan& o) const {
     return pull == o.pull && push == o.push && full_duplex == o.full_duplex &&
-           pull_sequence() == o.pull_sequence();
+           pull_sequence() == o.pull_sequence() && atom_params == o.atom_params &&
+           credit_bytes == o.credit_bytes;
   }
 };
 
@@ -74,7 +81,9 @@ std::vector<Segment> reverse_to_send_order(std::vector<Segment> ascending);
 std::string format_segments(const std::vector<Segment>& segments);
 
 // {"scheduler": "...", "pull": [[0,3],[4,10]], "push": [[9,10],[0,8]]}, plus for a
-// full-duplex plan "full_duplex": true and "pull_order": [1,0].
+// full-duplex plan "full_duplex": true and "pull_order": [1,0], for a sliced one
+// "atom_params" and "credit_bytes". plan_from_json validates the segments against
+// num_units, which for a sliced plan is the number of atoms.
 nlohmann::json to_json(const Plan& p);
 // Parses and validates against num_units. Throws InvalidInput naming the field.
 Plan plan_from_json(const nlohmann::json& j, int num_units, const std::string& context);

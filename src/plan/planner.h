@@ -22,9 +22,20 @@ namespace dynacomm::plan {
 struct PlannerOptions {
   double bucket_mb = 25.0;       // `bucket`: bucket cap in MB (1 MB = 2^20 bytes), as PyTorch DDP
   double first_bucket_mb = 1.0;  // `bucket`: cap of the first bucket in MB, as PyTorch DDP
+  std::int64_t p3_slice_params = 40000;  // `p3`: slice size, as the P3 paper
+  std::int64_t p3_credit_slices = 4;     // `p3`: slices unacknowledged at a time on the uplink
+  std::int64_t bytescheduler_partition_params = 1000000;  // `bytescheduler`: its default
+  std::int64_t bytescheduler_credit_params = 4000000;     // `bytescheduler`: its default
+                                                          // credit, the start of its search
+  // `dynacomm-fd`: besides whole units, it searches plans over units cut into slices of
+  // these sizes (parameters), and keeps the fastest.
+  std::vector<std::int64_t> fd_slice_params{1000000, 200000, 40000};
 
   // Throws InvalidInput naming the option when a value is not positive and finite.
   void validate() const;
+  // The slice sizes (parameters) the named schedulers cut units into; empty when none is
+  // sliced. The job's runtime uses atoms that divide them all (plan/slicing.h).
+  std::vector<std::int64_t> slice_params(const std::vector<std::string>& schedulers) const;
 };
 
 using PlannerFn = Plan (*)(const ModelProfile&, const LinkProfile&, const PlannerOptions&);

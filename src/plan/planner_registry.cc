@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "plan/planner.h"
+#include "plan/slicing.h"
 
 namespace dynacomm::plan {
 
@@ -13,6 +14,8 @@ Plan plan_mgwfbp(const ModelProfile&, const LinkProfile&, const PlannerOptions&)
 Plan plan_bucket(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
 Plan plan_dynacomm(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
 Plan plan_dynacomm_fd(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
+Plan plan_p3(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
+Plan plan_bytescheduler(const ModelProfile&, const LinkProfile&, const PlannerOptions&);
 
 const std::vector<PlannerInfo>& planner_registry() {
   static const std::vector<PlannerInfo> registry = {
@@ -28,6 +31,10 @@ const std::vector<PlannerInfo>& planner_registry() {
        "full duplex: next iteration's pulls overlap this one's pushes; shortest steady-state "
        "period (searched)",
        plan_dynacomm_fd},
+      {"p3", "P3: 40,000-parameter slices, lowest layer first, across iterations", plan_p3},
+      {"bytescheduler",
+       "ByteScheduler: 1M-parameter partitions, priority, credit (searched from 4M)",
+       plan_bytescheduler},
   };
   return registry;
 }
@@ -43,6 +50,23 @@ void PlannerOptions::validate() const {
     throw InvalidInput("planner option bucket_mb: must be positive");
   if (!std::isfinite(first_bucket_mb) || first_bucket_mb <= 0)
     throw InvalidInput("planner option first_bucket_mb: must be positive");
+  if (p3_slice_params <= 0 || p3_credit_slices <= 0 || bytescheduler_partition_params <= 0 ||
+      bytescheduler_credit_params <= 0)
+    throw InvalidInput("planner options: slice, partition and credit sizes must be positive");
+  for (std::int64_t s : fd_slice_params)
+    if (s <= 0) throw InvalidInput("planner options: dynacomm-fd slice sizes must be positive");
+}
+
+std::vector<std::int64_t> PlannerOptions::slice_params(
+    const std::vector<std::string>& schedulers) const {
+  std::vector<std::int64_t> sizes;
+  for (const auto& s : schedulers) {
+    if (s == "p3") sizes.push_back(p3_slice_params);
+    if (s == "bytescheduler") sizes.push_back(bytescheduler_partition_params);
+    if (s == "dynacomm-fd")
+      sizes.insert(sizes.end(), fd_slice_params.begin(), fd_slice_params.end());
+  }
+  return sizes;
 }
 
 Plan make_plan(const std::string& name, const ModelProfile& profile, const LinkProfile& link,
@@ -54,7 +78,9 @@ Plan make_plan(const std::string& name, const ModelProfile& profile, const LinkP
     options.validate();
     Plan plan = p.fn(profile, link, options);
     plan.scheduler = p.name;
-    plan.validate(profile.num_units());  // a planner bug must not reach the runtime
+    // A planner bug must not reach the runtime: every unit, or atom, exactly once.
+    plan.validate(plan.atom_params > 0 ? Slicing::make(profile, plan.atom_params).num_atoms()
+                                       : profile.num_units());
     return plan;
   }
   std::string known;

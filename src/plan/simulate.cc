@@ -4,6 +4,7 @@
 
 #include "plan/duplex.h"
 #include "plan/planner.h"
+#include "plan/slicing.h"
 
 namespace dynacomm::plan {
 
@@ -86,6 +87,12 @@ double simulate(const ModelProfile& profile, const LinkProfile& link, const Plan
 }
 
 double predict_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& plan) {
+  if (plan.atom_params > 0)  // over the atom profile: same model, finer units
+    return predict_ms(Slicing::make(profile, plan.atom_params).atom_profile(profile), link, [&] {
+      Plan p = plan;
+      p.atom_params = 0;
+      return p;
+    }());
   if (plan.full_duplex) return simulate_duplex(profile, link, plan).period_ms;
   return simulate(profile, link, plan);
 }

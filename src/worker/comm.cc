@@ -36,6 +36,11 @@ Comm::Comm(net::Connection& connection, model::Model& model, const CommOptions& 
       down_(options.down_bps > 0 ? options.down_bps : kUnpaced, options.latency_ms, 0),
       slowdown_(options.device_slowdown) {
   const std::size_t n = static_cast<std::size_t>(model.num_units());
+  if (options_.slicing.first_atom.size() != n + 1) {  // not given: whole units
+    plan::ModelProfile units;
+    for (const auto& u : model.units()) units.units.push_back({u.name, u.params, u.bytes(), 0, 0});
+    options_.slicing = plan::Slicing::make(units, 0);
+  }
   gate_called.resize(n);
   gate_passed.resize(n);
   grads_ready.resize(n);
@@ -73,14 +78,17 @@ Comm::PullRound Comm::request_round(std::int64_t iteration, const plan::Plan& pl
   PullRound r;
   r.iteration = iteration;
   r.segments = plan.pull;
-  r.segment_of_unit.assign(static_cast<std::size_t>(model_.num_units()), 0);
+  r.segment_of_atom.assign(static_cast<std::size_t>(slicing_.num_atoms()), 0);
   for (std::size_t j = 0; j < plan.pull.size(); ++j)
-    for (int u = plan.pull[j].first; u <= plan.pull[j].last; ++u)
-      r.segment_of_unit[static_cast<std::size_t>(u)] = static_cast<int>(j);
+    for (int a = plan.pull[j].first; a <= plan.pull[j].last; ++a)
+      r.segment_of_atom[static_cast<std::size_t>(a)] = static_cast<int>(j);
   r.arrived.assign(plan.pull.size(), false);
   r.sent.assign(plan.pull.size(), Clock::time_point{});
+  // A full-duplex plan's order is kept by the PS; a priority-scheduled one is answered as
+  // ready, the requests ascending.
   for (int j : plan.pull_sequence())
-    requests_.push_back({iteration, j, plan.pull[static_cast<std::size_t>(j)], plan.full_duplex});
+    requests_.push_back({iteration, j, plan.pull[static_cast<std::size_t>(j)],
+                         plan.full_duplex && plan.credit_bytes == 0});
   return r;
 }
 
@@ -92,10 +100,11 @@ Comm::PullRound* Comm::round_of(std::int64_t iteration) {
 
 void Comm::write_params(const net::Message& m) {
   const float* v = reinterpret_cast<const float*>(m.payload());
-  for (auto u = m.header.first_unit; u <= m.header.last_unit; ++u) {
-    const auto n = model_.units()[u].params;
-    std::memcpy(model_.params(static_cast<int>(u)), v, static_cast<std::size_t>(n) * sizeof(float));
-    v += n;
+  for (auto a = m.header.first_unit; a <= m.header.last_unit; ++a) {
+    const plan::Atom& atom = slicing_.atoms[a];
+    std::memcpy(model_.params(atom.unit) + atom.offset, v,
+                static_cast<std::size_t>(atom.params) * sizeof(float));
+    v += atom.params;
   }
 }
 
@@ -108,7 +117,7 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan) {
     current_ = std::move(next_);
     for (const net::Message& m : current_.held) {  // the model is free to take them now
       write_params(m);
-      current_.arrived[static_cast<std::size_t>(current_.segment_of_unit[m.header.first_unit])] =
+      current_.arrived[static_cast<std::size_t>(current_.segment_of_atom[m.header.first_unit])] =
           true;
     }
     current_.held.clear();
@@ -116,7 +125,8 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan) {
     current_ = request_round(iteration, plan);
   }
   next_ = PullRound{};
-  ready_.assign(static_cast<std::size_t>(model_.num_units()), false);
+  ready_.assign(static_cast<std::size_t>(slicing_.num_atoms()), false);
+  push_sent_.assign(plan.push.size(), false);
   next_push_ = 0;
   bytes_up = bytes_down = 0;
   acks_of_iteration_ = 0;
@@ -169,9 +179,17 @@ void Comm::before_forward(int unit) {
   if (unit > 0) stretch(gate_passed[static_cast<std::size_t>(unit) - 1]);
   gate_called[static_cast<std::size_t>(unit)] = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
-  const int seg = current_.segment_of_unit[static_cast<std::size_t>(unit)];
-  if (!cv_.wait_for(lock, options_.timeout,
-                    [&] { return error_ || current_.arrived[static_cast<std::size_t>(seg)]; }))
+  // The pull segments holding the unit's atoms: consecutive, since pulls ascend.
+  const auto first = static_cast<std::size_t>(current_.segment_of_atom[static_cast<std::size_t>(
+      slicing_.first_atom[static_cast<std::size_t>(unit)])]);
+  const auto last = static_cast<std::size_t>(
+      current_.segment_of_atom[static_cast<std::size_t>(slicing_.last_atom(unit))]);
+  if (!cv_.wait_for(lock, options_.timeout, [&] {
+        if (error_) return true;
+        for (std::size_t j = first; j <= last; ++j)
+          if (!current_.arrived[j]) return false;
+        return true;
+      }))
     throw Timeout(where(unit) + ": parameters did not arrive from the PS at " + conn_.endpoint() +
                   " within " + std::to_string(options_.timeout.count()) + " ms");
   check_failed();
@@ -184,7 +202,9 @@ void Comm::gradients_ready(int unit) {
   backward_mark_ = now;
   std::lock_guard<std::mutex> lock(mu_);
   grads_ready[static_cast<std::size_t>(unit)] = now;
-  ready_[static_cast<std::size_t>(unit)] = true;
+  for (int a = slicing_.first_atom[static_cast<std::size_t>(unit)]; a <= slicing_.last_atom(unit);
+       ++a)
+    ready_[static_cast<std::size_t>(a)] = true;
 }
 
 std::vector<Comm::LinkEvent> Comm::take_link_events() {
@@ -221,6 +241,7 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
   if (it == pushes_.end()) return;  // not ours to time (e.g. already timed)
   const PushInFlight p = it->second;
   pushes_.erase(it);
+  unacked_bytes_ -= p.bytes;
   const Clock::time_point done =
       received - ms(static_cast<double>(m.header.held_us) / 1000.0 + options_.transport_one_way_ms);
   const double busy = link_busy_ms(  // the previous push of the iteration held the link
@@ -234,9 +255,35 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
   cv_.notify_all();
 }
 
+// Plan order: the next segment once all its gradients are in. Priority: the lowest ready
+// segment, if the credit allows it (or nothing is unacknowledged).
+std::optional<std::size_t> Comm::next_push_segment(bool priority) const {
+  auto ready = [&](std::size_t k) {
+    for (int a = plan_.push[k].first; a <= plan_.push[k].last; ++a)
+      if (!ready_[static_cast<std::size_t>(a)]) return false;
+    return true;
+  };
+  if (!priority) {
+    if (next_push_ < plan_.push.size() && ready(next_push_)) return next_push_;
+    return std::nullopt;
+  }
+  std::optional<std::size_t> pick;
+  for (std::size_t k = 0; k < plan_.push.size(); ++k)
+    if (!push_sent_[k] && ready(k) && (!pick || plan_.push[k].first < plan_.push[*pick].first))
+      pick = k;
+  if (!pick) return std::nullopt;
+  std::int64_t bytes = 0;
+  for (int a = plan_.push[*pick].first; a <= plan_.push[*pick].last; ++a)
+    bytes += slicing_.atoms[static_cast<std::size_t>(a)].params * 4;
+  if (unacked_bytes_ > 0 && unacked_bytes_ + bytes > plan_.credit_bytes) return std::nullopt;
+  return pick;
+}
+
 void Comm::fetch_all(std::int64_t iteration) {
-  const int last = model_.num_units() - 1;
-  begin_iteration(iteration, plan::Plan{"fetch", {{0, last}}, {{0, last}}});
+  const int last = slicing_.num_atoms() - 1;
+  plan::Plan all{"fetch", {{0, last}}, {{0, last}}};
+  all.atom_params = slicing_.atom_params;
+  begin_iteration(iteration, all);
   std::unique_lock<std::mutex> lock(mu_);
   next_push_ = 1;  // nothing to push
   if (!cv_.wait_for(lock, options_.timeout, [&] { return error_ || current_.arrived[0]; }))
@@ -281,22 +328,21 @@ void Comm::loop() {
                             Outgoing{net::encode(h, nullptr, 0), r.iteration, r.segment});
         }
         requests_.clear();
-        while (next_push_ < plan_.push.size()) {
-          const plan::Segment& s = plan_.push[next_push_];
-          bool all = true;
-          for (int u = s.first; u <= s.last && all; ++u) all = ready_[static_cast<std::size_t>(u)];
-          if (!all) break;
+        const bool priority = plan_.credit_bytes > 0;
+        while (const std::optional<std::size_t> k = next_push_segment(priority)) {
+          const plan::Segment& s = plan_.push[*k];
           // The gradients go straight into the frame (one copy: the model's buffers are
           // reused by the next backward pass), and the frame to ZeroMQ without another.
           std::int64_t bytes = 0;
-          for (int u = s.first; u <= s.last; ++u)
-            bytes += model_.units()[static_cast<std::size_t>(u)].bytes();
+          for (int a = s.first; a <= s.last; ++a)
+            bytes += slicing_.atoms[static_cast<std::size_t>(a)].params * 4;
           std::string frame = net::make_frame(static_cast<std::size_t>(bytes));
           char* at = &frame[net::kHeaderBytes];
-          for (int u = s.first; u <= s.last; ++u) {
-            const auto& unit = model_.units()[static_cast<std::size_t>(u)];
-            std::memcpy(at, model_.grads(u), static_cast<std::size_t>(unit.bytes()));
-            at += unit.bytes();
+          for (int a = s.first; a <= s.last; ++a) {
+            const plan::Atom& atom = slicing_.atoms[static_cast<std::size_t>(a)];
+            std::memcpy(at, model_.grads(atom.unit) + atom.offset,
+                        static_cast<std::size_t>(atom.params) * 4);
+            at += atom.params * 4;
           }
           net::seal_frame(frame, net::Header{net::MessageType::kPush, options_.rank, iteration_,
                                              static_cast<std::uint32_t>(s.first),
@@ -305,9 +351,11 @@ void Comm::loop() {
                                                        up_.bandwidth_bps() / 8e3);
           const auto delivered = up_.deliver_at(now, bytes + extra);
           pushes_[{iteration_, static_cast<std::uint32_t>(s.first)}] =
-              PushInFlight{static_cast<int>(next_push_), bytes, now};
+              PushInFlight{static_cast<int>(*k), bytes, now};
           outgoing_.emplace(delivered, Outgoing{std::move(frame), -1, -1});
           bytes_up += bytes;
+          unacked_bytes_ += bytes;
+          push_sent_[*k] = true;
           ++next_push_;
           cv_.notify_all();
         }
@@ -347,7 +395,7 @@ void Comm::loop() {
         std::lock_guard<std::mutex> lock(mu_);
         PullRound* round = round_of(m.header.iteration);
         if (round == nullptr) continue;  // not asked for (any more): nothing to do with it
-        const int seg = round->segment_of_unit[m.header.first_unit];
+        const int seg = round->segment_of_atom[m.header.first_unit];
         const plan::Segment asked = round->segments[static_cast<std::size_t>(seg)];
         if (asked.first != static_cast<int>(m.header.first_unit) ||
             asked.last != static_cast<int>(m.header.last_unit))

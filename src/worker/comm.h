@@ -16,6 +16,7 @@
 #include "net/connection.h"
 #include "net/shaper.h"
 #include "plan/plan.h"
+#include "plan/slicing.h"
 
 namespace dynacomm::worker {
 
@@ -28,6 +29,8 @@ struct CommOptions {
   double transport_one_way_ms = 0;  // measured (hello round trip / 2), outside the emulation
   double device_slowdown = 1;       // >= 1: each unit's compute is stretched by this factor
   std::chrono::milliseconds timeout{60000};
+  // The job's atoms (plan/slicing.h): what messages and plans index. Default: whole units.
+  plan::Slicing slicing;
 };
 
 // Owns the connection once started. Training-thread calls: begin_iteration, the
@@ -38,6 +41,7 @@ class Comm : public model::UnitObserver {
   ~Comm() override;
 
   void start();
+  // Plans index the job's atoms (options.slicing; Slicing::lift).
   // Starts iteration t: sends the plan's pull requests for t (after the one-way latency),
   // unless prefetch(t, ...) already did; then t's forward waits on those requests'
   // segments, and replies that arrived early are written into the model now.
@@ -122,7 +126,7 @@ class Comm : public model::UnitObserver {
   struct PullRound {
     std::int64_t iteration = -1;  // -1: none
     std::vector<plan::Segment> segments;
-    std::vector<int> segment_of_unit;
+    std::vector<int> segment_of_atom;
     std::vector<bool> arrived;            // by pull segment
     std::vector<Clock::time_point> sent;  // when each request left
     std::vector<net::Message> held;       // replies that came before the iteration began
@@ -131,10 +135,14 @@ class Comm : public model::UnitObserver {
   PullRound request_round(std::int64_t iteration, const plan::Plan& plan);  // queues them
   PullRound* round_of(std::int64_t iteration);
   void write_params(const net::Message& m);  // into the model
-  std::vector<bool> ready_;
+  const plan::Slicing& slicing_ = options_.slicing;
+  std::vector<bool> ready_;  // by atom: gradients of this iteration handed over
   Clock::time_point last_pull_delivered_{};
   std::vector<LinkEvent> link_events_;
-  std::size_t next_push_ = 0;
+  std::size_t next_push_ = 0;    // plan order: the next push segment; priority: pushes sent
+  std::vector<bool> push_sent_;  // priority: by push segment
+  std::int64_t unacked_bytes_ = 0;
+  std::optional<std::size_t> next_push_segment(bool priority) const;  // ready and allowed
   struct PushInFlight {
     int segment;
     std::int64_t bytes;

@@ -129,8 +129,16 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   auto model =
       model::make_model({o.model, model::InputShape{1, train.rows, train.cols}, 10, o.seed});
   const int n_units = model->num_units();
-  std::vector<std::int64_t> unit_bytes;
-  for (const auto& u : model->units()) unit_bytes.push_back(u.bytes());
+  // The job's atoms (plan/slicing.h): whole units, or pieces that every sliced scheduler
+  // in use can be expressed in. Messages, the PS's store and plans at run time index them.
+  plan::ModelProfile unit_sizes;
+  for (const auto& u : model->units())
+    unit_sizes.units.push_back({u.name, u.params, u.bytes(), 0, 0});
+  const plan::Slicing slicing = plan::Slicing::make(
+      unit_sizes, plan::common_atom_params(o.planner.slice_params(
+                      o.rotation.empty() ? std::vector<std::string>{o.scheduler} : o.rotation)));
+  std::vector<std::int64_t> unit_bytes;  // of the atoms
+  for (const auto& a : slicing.atoms) unit_bytes.push_back(a.bytes);
 
   // Traced iterations: a few after warm-up, or one whole turn of a rotation.
   const std::int64_t trace_span = std::max<std::int64_t>(
@@ -156,9 +164,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   const double rtt_ms = median(ping_ms);  // the transport's own round trip
   if (o.rank == 0) {
     std::vector<float> init = model->flat_params();
-    conn.send(
-        net::Header{net::MessageType::kInit, 0, 0, 0, static_cast<std::uint32_t>(n_units - 1)},
-        init.data(), init.size() * sizeof(float));
+    conn.send(net::Header{net::MessageType::kInit, 0, 0, 0,
+                          static_cast<std::uint32_t>(slicing.num_atoms() - 1)},
+              init.data(), init.size() * sizeof(float));
   }
 
   CommOptions co;
@@ -170,6 +178,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   co.transport_one_way_ms = rtt_ms / 2;
   co.device_slowdown = o.device_slowdown;
   co.timeout = o.timeout;
+  co.slicing = slicing;
   Comm comm(conn, *model, co);
   model->set_observer(&comm);
   comm.start();
@@ -412,7 +421,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     const auto now = Clock::now();
     if (it > 0) result.iterations.back().ms = ms_between(iteration_start, now);
     iteration_start = now;
-    comm.begin_iteration(it, plan);
+    comm.begin_iteration(it, slicing.lift(plan));
 
     const std::int64_t begin = step * o.batch;
     const std::int64_t end =
@@ -427,7 +436,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     // re-plan adopted at the next boundary changes its pushes; its pulls follow from t+2.)
     if (it >= o.warmup && it + 1 < total) {
       const plan::Plan& next = result.plans[plan_index(it + 1)].plan;
-      if (next.full_duplex) comm.prefetch(it + 1, next);
+      if (next.full_duplex) comm.prefetch(it + 1, slicing.lift(next));
     }
     loss.backward();
     comm.finish_iteration();

@@ -1,0 +1,156 @@
+#include "plan/slicing.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "base/error.h"
+#include "plan/duplex.h"
+#include "plan/planner.h"
+#include "plan/simulate.h"
+#include "plan/test_util.h"
+
+namespace dynacomm::plan {
+namespace {
+
+ModelProfile sized(std::vector<std::int64_t> params) {
+  ModelProfile p;
+  p.model = "hand";
+  p.batch = 1;
+  for (std::size_t u = 0; u < params.size(); ++u)
+    p.units.push_back({"u" + std::to_string(u), params[u], params[u] * 4, 1.0 + u, 2.0 + u});
+  return p;
+}
+
+// Every parameter of every unit in exactly one atom, in model order.
+void expect_exact_cover(const ModelProfile& p, const Slicing& s) {
+  ASSERT_EQ(s.first_atom.size(), p.units.size() + 1);
+  std::int64_t bytes = 0;
+  for (int u = 0; u < p.num_units(); ++u) {
+    std::int64_t next = 0;
+    for (int a = s.first_atom[static_cast<std::size_t>(u)]; a <= s.last_atom(u); ++a) {
+      const Atom& atom = s.atoms[static_cast<std::size_t>(a)];
+      EXPECT_EQ(atom.unit, u);
+      EXPECT_EQ(atom.offset, next) << "unit " << u << " atom " << a;
+      EXPECT_GT(atom.params, 0);
+      if (s.atom_params > 0) {
+        EXPECT_LE(atom.params, s.atom_params);
+      }
+      next += atom.params;
+      bytes += atom.bytes;
+    }
+    EXPECT_EQ(next, p.units[static_cast<std::size_t>(u)].params) << "unit " << u;
+  }
+  EXPECT_EQ(bytes, p.total_bytes());
+}
+
+TEST(Slicing, AtomsCoverEveryParameterOnce) {
+  const ModelProfile p = sized({10, 100'000, 40'000, 40'001, 1});
+  const Slicing s = Slicing::make(p, 40'000);
+  expect_exact_cover(p, s);
+  EXPECT_EQ(s.num_atoms(), 1 + 3 + 1 + 2 + 1);
+  EXPECT_EQ(s.atoms[3].params, 20'000);  // unit 1's remainder
+  EXPECT_EQ(s.atoms[6].params, 1);       // unit 3's remainder
+  const Slicing whole = Slicing::make(p, 0);
+  EXPECT_EQ(whole.num_atoms(), p.num_units());
+  expect_exact_cover(p, whole);
+  EXPECT_THROW(Slicing::make(p, -1), InvalidInput);
+  EXPECT_EQ(common_atom_params({40'000, 1'000'000, 200'000}), 40'000);
+  EXPECT_EQ(common_atom_params({0, 0}), 0);
+}
+
+// The atom profile predicts what the unit profile does for a plan that cuts nothing, in
+// both models; random profiles and slice sizes.
+TEST(Slicing, LiftedPlansArePredictedTheSame) {
+  std::mt19937_64 rng(31);
+  for (int trial = 0; trial < 60; ++trial) {
+    ModelProfile p = testing::random_profile(rng, 1, 12);
+    for (auto& u : p.units) u.params = std::max<std::int64_t>(1, u.bytes / 4);
+    const LinkProfile l = testing::random_link(rng);
+    const std::int64_t slice = std::uniform_int_distribution<std::int64_t>(1000, 3'000'000)(rng);
+    const Slicing s = Slicing::make(p, slice);
+    expect_exact_cover(p, s);
+    for (const char* name : {"sequential", "layerwise", "dynacomm"}) {
+      const Plan unit_plan = make_plan(name, p, l, {});
+      const Plan lifted = s.lift(unit_plan);
+      ASSERT_NO_THROW(lifted.validate(s.num_atoms()));
+      EXPECT_NEAR(predict_ms(p, l, lifted), predict_ms(p, l, unit_plan),
+                  1e-9 * predict_ms(p, l, unit_plan))
+          << name << ", trial " << trial;
+      Plan fd = unit_plan;
+      fd.full_duplex = true;
+      Plan fd_lifted = s.lift(fd);
+      EXPECT_NEAR(predict_ms(p, l, fd_lifted), predict_ms(p, l, fd), 1e-9 * predict_ms(p, l, fd))
+          << name << " run full duplex, trial " << trial;
+    }
+  }
+}
+
+TEST(Slicing, CoarseSlicesLiftToFineOnes) {
+  const ModelProfile p = sized({100'000, 30'000});
+  const Slicing fine = Slicing::make(p, 10'000);
+  Plan coarse{"x", {{0, 1}, {2, 2}}, {{2, 2}, {0, 1}}};  // atoms of 50,000: 2 + 1
+  coarse.atom_params = 50'000;
+  const Plan lifted = fine.lift(coarse);
+  EXPECT_EQ(lifted.atom_params, 10'000);
+  EXPECT_EQ(lifted.pull, (std::vector<Segment>{{0, 9}, {10, 12}}));
+  EXPECT_EQ(lifted.push, (std::vector<Segment>{{10, 12}, {0, 9}}));
+  coarse.atom_params = 15'000;  // not a multiple of 10,000
+  EXPECT_THROW(fine.lift(coarse), InvalidInput);
+}
+
+// The sliced peers' plans cover every byte exactly once, in pieces no larger than their
+// slice, each piece its own transmission, scheduled by priority with a credit.
+TEST(SlicedPlanners, CoverEveryByteOnceInSlices) {
+  std::mt19937_64 rng(32);
+  for (int trial = 0; trial < 20; ++trial) {
+    ModelProfile p = testing::random_profile(rng, 1, 20);
+    for (auto& u : p.units) u.params = std::max<std::int64_t>(1, u.bytes / 4);
+    const LinkProfile l = testing::random_link(rng);
+    PlannerOptions o;
+    o.p3_slice_params = 20'000;
+    o.bytescheduler_partition_params = 500'000;
+    for (const char* name : {"p3", "bytescheduler"}) {
+      const Plan plan = make_plan(name, p, l, o);
+      ASSERT_GT(plan.atom_params, 0) << name;
+      const Slicing s = Slicing::make(p, plan.atom_params);
+      ASSERT_NO_THROW(plan.validate(s.num_atoms())) << name;
+      EXPECT_EQ(plan.pull.size(), static_cast<std::size_t>(s.num_atoms())) << name;
+      EXPECT_TRUE(plan.full_duplex);
+      EXPECT_GT(plan.credit_bytes, 0);
+      for (const auto* dir : {&plan.pull, &plan.push}) {
+        std::int64_t bytes = 0;
+        std::vector<int> seen(static_cast<std::size_t>(s.num_atoms()), 0);
+        for (const Segment& seg : *dir)
+          for (int a = seg.first; a <= seg.last; ++a) {
+            ++seen[static_cast<std::size_t>(a)];
+            bytes += s.atoms[static_cast<std::size_t>(a)].bytes;
+            EXPECT_LE(s.atoms[static_cast<std::size_t>(a)].params, plan.atom_params);
+          }
+        EXPECT_EQ(bytes, p.total_bytes()) << name;
+        EXPECT_EQ(seen, std::vector<int>(seen.size(), 1)) << name;
+      }
+    }
+  }
+}
+
+// dynacomm-fd's search holds the peers' plans: never predicted slower than them.
+TEST(SlicedPlanners, DynacommFdIsNeverPredictedSlowerThanThePeers) {
+  std::mt19937_64 rng(33);
+  for (int trial = 0; trial < 8; ++trial) {
+    ModelProfile p = testing::random_profile(rng, 4, 14);
+    for (auto& u : p.units) u.params = std::max<std::int64_t>(1, u.bytes / 4);
+    const LinkProfile l = testing::random_link(rng);
+    PlannerOptions o;
+    o.fd_slice_params = {1'000'000, 200'000};
+    o.p3_slice_params = 200'000;
+    o.bytescheduler_partition_params = 1'000'000;
+    const double fd = predict_ms(p, l, make_plan("dynacomm-fd", p, l, o));
+    for (const char* peer : {"p3", "bytescheduler", "dynacomm"})
+      EXPECT_LE(fd, predict_ms(p, l, make_plan(peer, p, l, o)) * (1 + 1e-9))
+          << peer << ", trial " << trial;
+  }
+}
+
+}  // namespace
+}  // namespace dynacomm::plan
