@@ -126,7 +126,7 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan) {
   }
   next_ = PullRound{};
   ready_.assign(static_cast<std::size_t>(slicing_.num_atoms()), false);
-  push_sent_.assign(plan.push.size(), false);
+  push_built_.assign(plan.push.size(), false);
   next_push_ = 0;
   bytes_up = bytes_down = 0;
   acks_of_iteration_ = 0;
@@ -255,9 +255,9 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
   cv_.notify_all();
 }
 
-// Plan order: the next segment once all its gradients are in. Priority: the lowest ready
-// segment, if the credit allows it (or nothing is unacknowledged).
-std::optional<std::size_t> Comm::next_push_segment(bool priority) const {
+// Plan order: the next segment once all its gradients are in. Priority: any segment whose
+// gradients are all in.
+std::optional<std::size_t> Comm::next_push_to_build(bool priority) const {
   auto ready = [&](std::size_t k) {
     for (int a = plan_.push[k].first; a <= plan_.push[k].last; ++a)
       if (!ready_[static_cast<std::size_t>(a)]) return false;
@@ -267,15 +267,24 @@ std::optional<std::size_t> Comm::next_push_segment(bool priority) const {
     if (next_push_ < plan_.push.size() && ready(next_push_)) return next_push_;
     return std::nullopt;
   }
-  std::optional<std::size_t> pick;
   for (std::size_t k = 0; k < plan_.push.size(); ++k)
-    if (!push_sent_[k] && ready(k) && (!pick || plan_.push[k].first < plan_.push[*pick].first))
-      pick = k;
-  if (!pick) return std::nullopt;
-  std::int64_t bytes = 0;
-  for (int a = plan_.push[*pick].first; a <= plan_.push[*pick].last; ++a)
-    bytes += slicing_.atoms[static_cast<std::size_t>(a)].params * 4;
-  if (unacked_bytes_ > 0 && unacked_bytes_ + bytes > plan_.credit_bytes) return std::nullopt;
+    if (!push_built_[k] && ready(k)) return k;
+  return std::nullopt;
+}
+
+// Plan order: the queue's head. Priority: the oldest iteration's lowest segment, if the
+// credit allows it (or nothing is unacknowledged).
+std::optional<std::size_t> Comm::next_queued_to_send() const {
+  if (queued_.empty()) return std::nullopt;
+  if (queued_.front().credit_bytes == 0) return 0;
+  std::size_t pick = 0;
+  for (std::size_t i = 1; i < queued_.size(); ++i) {
+    const QueuedPush &q = queued_[i], &p = queued_[pick];
+    if (q.iteration < p.iteration || (q.iteration == p.iteration && q.first_atom < p.first_atom))
+      pick = i;
+  }
+  const QueuedPush& p = queued_[pick];
+  if (unacked_bytes_ > 0 && unacked_bytes_ + p.bytes > p.credit_bytes) return std::nullopt;
   return pick;
 }
 
@@ -329,7 +338,7 @@ void Comm::loop() {
         }
         requests_.clear();
         const bool priority = plan_.credit_bytes > 0;
-        while (const std::optional<std::size_t> k = next_push_segment(priority)) {
+        while (const std::optional<std::size_t> k = next_push_to_build(priority)) {
           const plan::Segment& s = plan_.push[*k];
           // The gradients go straight into the frame (one copy: the model's buffers are
           // reused by the next backward pass), and the frame to ZeroMQ without another.
@@ -347,21 +356,31 @@ void Comm::loop() {
           net::seal_frame(frame, net::Header{net::MessageType::kPush, options_.rank, iteration_,
                                              static_cast<std::uint32_t>(s.first),
                                              static_cast<std::uint32_t>(s.last)});
-          const auto extra = static_cast<std::int64_t>(options_.extra_overhead_ms *
-                                                       up_.bandwidth_bps() / 8e3);
-          const auto delivered = up_.deliver_at(now, bytes + extra);
-          pushes_[{iteration_, static_cast<std::uint32_t>(s.first)}] =
-              PushInFlight{static_cast<int>(*k), bytes, now};
-          outgoing_.emplace(delivered, Outgoing{std::move(frame), -1, -1});
+          queued_.push_back({iteration_, static_cast<int>(*k), static_cast<std::uint32_t>(s.first),
+                             bytes, plan_.credit_bytes, std::move(frame)});
           bytes_up += bytes;
-          unacked_bytes_ += bytes;
-          push_sent_[*k] = true;
+          push_built_[*k] = true;
           ++next_push_;
           cv_.notify_all();
         }
+        while (const std::optional<std::size_t> i = next_queued_to_send()) {
+          QueuedPush q = std::move(queued_[*i]);
+          queued_.erase(queued_.begin() + static_cast<std::ptrdiff_t>(*i));
+          const auto extra =
+              static_cast<std::int64_t>(options_.extra_overhead_ms * up_.bandwidth_bps() / 8e3);
+          const auto delivered = up_.deliver_at(now, q.bytes + extra);
+          pushes_[{q.iteration, q.first_atom}] = PushInFlight{q.segment, q.bytes, now};
+          outgoing_.emplace(delivered, Outgoing{std::move(q.frame), -1, -1});
+          unacked_bytes_ += q.bytes;
+        }
         // Goodbye only once the PS has acknowledged every push: on a slow link the last
         // pushes may still be in flight, and leaving would lose them.
-        if (send_goodbye_ && outgoing_.empty() && !pushes_.empty() &&
+        if (send_goodbye_ && !queued_.empty() && Clock::now() > goodbye_deadline_)
+          throw Timeout("worker " + std::to_string(options_.rank) + ": " +
+                        std::to_string(queued_.size()) + " push(es) could not leave: the PS at " +
+                        conn_.endpoint() + " did not acknowledge the ones before them within " +
+                        std::to_string(options_.timeout.count()) + " ms");
+        if (send_goodbye_ && outgoing_.empty() && queued_.empty() && !pushes_.empty() &&
             Clock::now() > goodbye_deadline_) {
           const auto& [key, p] = *pushes_.begin();
           throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " +
@@ -370,7 +389,7 @@ void Comm::loop() {
                         std::to_string(key.first) + " from unit " + std::to_string(key.second) +
                         ", within " + std::to_string(options_.timeout.count()) + " ms");
         }
-        if (send_goodbye_ && outgoing_.empty() && pushes_.empty()) {
+        if (send_goodbye_ && outgoing_.empty() && queued_.empty() && pushes_.empty()) {
           std::string bye = net::encode(
               net::Header{net::MessageType::kShutdown, options_.rank, 0, 0, 0}, nullptr, 0);
           conn_.send_frame(std::move(bye));

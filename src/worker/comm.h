@@ -139,10 +139,22 @@ class Comm : public model::UnitObserver {
   std::vector<bool> ready_;  // by atom: gradients of this iteration handed over
   Clock::time_point last_pull_delivered_{};
   std::vector<LinkEvent> link_events_;
-  std::size_t next_push_ = 0;    // plan order: the next push segment; priority: pushes sent
-  std::vector<bool> push_sent_;  // priority: by push segment
+  // Pushes: a segment's frame is built (its gradients copied) as soon as its gradients are
+  // in, then queued; plan order sends the queue as it is, priority sends the lowest ready
+  // segment the credit allows. Queued pushes of t may still leave during t+1's forward.
+  std::size_t next_push_ = 0;     // segments built (plan order: the next one to build)
+  std::vector<bool> push_built_;  // priority: by push segment
   std::int64_t unacked_bytes_ = 0;
-  std::optional<std::size_t> next_push_segment(bool priority) const;  // ready and allowed
+  struct QueuedPush {
+    std::int64_t iteration;
+    int segment;
+    std::uint32_t first_atom;
+    std::int64_t bytes, credit_bytes;  // credit 0: plan order
+    std::string frame;
+  };
+  std::deque<QueuedPush> queued_;
+  std::optional<std::size_t> next_push_to_build(bool priority) const;
+  std::optional<std::size_t> next_queued_to_send() const;
   struct PushInFlight {
     int segment;
     std::int64_t bytes;

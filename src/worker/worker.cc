@@ -82,6 +82,7 @@ struct Replanned {
   plan::ModelProfile profile;
   plan::LinkProfile link;
   double held_down_ms, held_up_ms;
+  double planning_ms = 0;  // how long the task took
 };
 
 // The estimates now: unit times from `compute`, the link from the transfer estimators
@@ -221,6 +222,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   plan::UnitTimeEstimator compute_estimator(static_cast<std::size_t>(n_units), o.estimator);
   plan::LinkEstimator down_estimator(o.estimator), up_estimator(o.estimator);
   std::future<Replanned> replanning;  // the task in flight, if any
+  Clock::time_point next_replan_start{};
   int oracle_row = -1;                // the link row the oracle last planned for
   int current_plan_id = 0;
   std::vector<plan::TransferSample> down_samples, up_samples;
@@ -369,19 +371,26 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         if (replanning.valid() &&
             replanning.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
           Replanned r = replanning.get();
+          // A slow planner (dynacomm-fd searches for seconds) must not take a core from
+          // training: the next task waits four times as long as this one took.
+          next_replan_start =
+              Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double, std::milli>(4 * r.planning_ms));
           down_estimator.hold_overhead(r.held_down_ms);
           up_estimator.hold_overhead(r.held_up_ms);
           if (r.decision.change && policy.due(it))
             adopt(r.decision, r.profile, r.link, r.decision.why);
         }
-        if (!replanning.valid() && policy.due(it + 1)) {
+        if (!replanning.valid() && policy.due(it + 1) && Clock::now() >= next_replan_start) {
           replanning = std::async(
               std::launch::async,
               [policy, compute = compute_estimator, down = down_estimator, up = up_estimator,
                profile, given = o.link, latency = comm.latency_ms()]() mutable {
+                const auto t0 = Clock::now();
                 Replanned r =
                     estimate(compute, std::move(down), std::move(up), profile, given, latency);
                 r.decision = policy.evaluate(r.profile, r.link);
+                r.planning_ms = ms_between(t0, Clock::now());
                 return r;
               });
         }

@@ -5,7 +5,11 @@
 // PS connection. At the start of iteration t all pull requests of the plan go out at once
 // (pipelined); the forward of unit u waits, at u's gate, only for u's own segment; backward
 // hands each unit's gradients over as soon as they exist, and a push segment leaves as
-// soon as all its units are ready and the (emulated) uplink is free.
+// soon as all its units are ready and the (emulated) uplink is free. A full-duplex plan
+// (dynacomm-fd, p3, bytescheduler) sends t+1's pull requests when t's backward starts;
+// replies that come before t+1 begins are held and written into the model then. Sliced
+// plans index atoms, pieces of units (plan/slicing.h); the job's atoms serve every
+// scheduler it runs.
 //
 // Links are emulated in user space (net/shaper.h): each direction is paced by a token
 // bucket at the given bandwidth and delayed by the one-way latency, on top of real TCP on
@@ -20,12 +24,12 @@
 //
 // Re-planning (plan/replan.h): from then on every iteration's unit times and transfers
 // feed online estimators (plan/estimator.h); with `replan` dynamic, at most every
-// `min_interval` iterations a task on another thread re-estimates, plans afresh and
-// compares; a plan predicted faster by more than the threshold takes effect at the next
-// iteration boundary after the task is done. The PS serves any segmentation at any time,
-// so nothing else has to agree. Link and device traces (plan/trace_file.h) are replayed
-// on a thread of their own against the emulation (under --net netns the launcher changes
-// the tbf rates; the worker still applies the latency).
+// `min_interval` iterations (and no sooner than four times the last task's duration
+// after it ended) a task on another thread re-estimates, plans afresh and compares; a plan
+// predicted faster by more than the threshold takes effect at the next iteration boundary after the
+// task is done. The PS serves any segmentation at any time, so nothing else has to agree. Link and
+// device traces (plan/trace_file.h) are replayed on a thread of their own against the emulation
+// (under --net netns the launcher changes the tbf rates; the worker still applies the latency).
 #pragma once
 
 #include <chrono>
