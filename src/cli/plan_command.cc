@@ -90,8 +90,11 @@ void print_full_duplex(const PlanFlags& f, const plan::ModelProfile& profile,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const double as_duplex = plan::simulate_duplex(profile, link, best, o.simulation).period_ms;
   const plan::DuplexResult r = plan::simulate_duplex(profile, link, fd, o.simulation);
-  std::printf("\nfull duplex, steady state (docs/full-duplex.md), aggregation %.3g ms:\n",
-              o.simulation.aggregation_ms);
+  std::printf(
+      "\nfull duplex, steady state (docs/full-duplex.md), aggregation %.3g ms; whole "
+      "units in a searched pull order (the dynacomm-fd strategy above also searches "
+      "slices and priority):\n",
+      o.simulation.aggregation_ms);
   std::printf("  %s's plan, pulls overlapping the previous pushes: period %.1f ms\n",
               best.scheduler.c_str(), as_duplex);
   std::printf(
@@ -154,8 +157,10 @@ int run_plan(const PlanFlags& f) {
       j["scheduler"] = r.plan.scheduler;
       j["pull"] = p["pull"];
       j["push"] = p["push"];
+      for (const char* key : {"full_duplex", "pull_order", "atom_params", "credit_bytes"})
+        if (p.contains(key)) j[key] = p[key];
       j["predicted_ms"] = r.predicted_ms;
-      j["ideal_ms"] = ideal;
+      j["ideal_ms"] = plan::ideal_ms(profile, link, r.plan);
       std::cout << j.dump() << "\n";
     }
     return 0;
@@ -169,25 +174,27 @@ int run_plan(const PlanFlags& f) {
       "link:    down %s, up %s, per transmission %.3g ms down / %.3g ms up, latency %.3g ms\n\n",
       plan::format_bandwidth(link.down_bps).c_str(), plan::format_bandwidth(link.up_bps).c_str(),
       link.overhead_down_ms, link.overhead_up_ms, link.latency_ms);
-  std::printf("%-12s %14s %14s %10s %6s %6s\n", "scheduler", "predicted", "vs sequential",
+  std::printf("%-13s %14s %14s %10s %6s %6s\n", "scheduler", "predicted", "vs sequential",
               "vs ideal", "pull", "push");
   const Row* best = &rows.front();
   for (const Row& r : rows) {
-    std::printf("%-12s %11.1f ms %13.2fx %9.3fx %6zu %6zu\n", r.plan.scheduler.c_str(),
+    std::printf("%-13s %11.1f ms %13.2fx %9.3fx %6zu %6zu\n", r.plan.scheduler.c_str(),
                 r.predicted_ms, sequential / r.predicted_ms,
                 r.predicted_ms / plan::ideal_ms(profile, link, r.plan), r.plan.pull.size(),
                 r.plan.push.size());
     // Ties: the later (dynacomm last). The full-duplex plan is another model: below.
     if (!r.plan.full_duplex && r.predicted_ms <= best->predicted_ms) best = &r;
   }
-  std::printf("%-12s %11.1f ms %13.2fx %9.3fx %6d %6d   (layerwise, no per-transmission cost)\n",
+  std::printf("%-13s %11.1f ms %13.2fx %9.3fx %6d %6d   (layerwise, no per-transmission cost)\n",
               "ideal", ideal, sequential / ideal, 1.0, profile.num_units(), profile.num_units());
+  std::string duplex;
   for (const Row& r : rows)
-    if (r.plan.full_duplex)
-      std::printf(
-          "%s is the steady-state period of a full-duplex plan; its \"vs ideal\" is to "
-          "that model's bound, %.1f ms (docs/full-duplex.md)\n",
-          r.plan.scheduler.c_str(), plan::ideal_ms(profile, link, r.plan));
+    if (r.plan.full_duplex) duplex += (duplex.empty() ? "" : ", ") + r.plan.scheduler;
+  if (!duplex.empty())
+    std::printf(
+        "full duplex (%s): steady-state periods; \"vs ideal\" is to that model's bound, "
+        "%.1f ms (docs/full-duplex.md)\n",
+        duplex.c_str(), plan::ideal_duplex_ms(profile, link));
   std::printf("\nbest phase-separated: %s, %.1f ms per iteration\n", best->plan.scheduler.c_str(),
               best->predicted_ms);
   std::printf("  pull segments (in order):\n");
