@@ -288,7 +288,8 @@ void run_bench(const BenchFlags& f) {
           {"ideal_ms", ideal},
           {"ideal_final_ms", ideal_final > 0 ? nlohmann::json(ideal_final) : nullptr},
           {"measured_over_ideal", s.median / ideal},
-          {"speedup_vs_sequential", speedup},
+          {"speedup_vs_sequential",
+           speedup > 0 ? nlohmann::json(speedup) : nlohmann::json(nullptr)},
           {"measured_link", summary["measured_link"]}};
       if (predicted > 0) row["measured_over_predicted"] = s.median / predicted;
       if (predicted_final > 0) row["measured_over_predicted_final"] = s.median / predicted_final;
@@ -303,8 +304,10 @@ void run_bench(const BenchFlags& f) {
           (predicted > 0
                ? fmt("%.2f", s.median / predicted) + " / " + fmt("%.2f", s.median / predicted_final)
                : "-") +
-          " | " + fmt("%.2f", s.median / ideal) + " | " + fmt("%.2fx", speedup) + " |\n";
-      bars.bars.push_back({name, s.median, s.min, s.max, fmt("%.2fx", speedup)});
+          " | " + fmt("%.2f", s.median / ideal) + " | " +
+          (speedup > 0 ? fmt("%.2fx", speedup) : std::string("-")) + " |\n";  // - : no sequential
+      bars.bars.push_back(
+          {name, s.median, s.min, s.max, speedup > 0 ? fmt("%.2fx", speedup) : std::string()});
       auto found = std::find_if(speedups.begin(), speedups.end(),
                                 [&](const report::Series& x) { return x.name == name; });
       if (found == speedups.end()) found = speedups.insert(speedups.end(), {name, {}, {}});
