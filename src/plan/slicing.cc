@@ -89,6 +89,16 @@ Plan Slicing::lift(const Plan& plan) const {
   return p;
 }
 
+Plan priority_plan(const Slicing& slicing, std::int64_t credit_bytes) {
+  Plan p;
+  for (int a = 0; a < slicing.num_atoms(); ++a) p.pull.push_back({a, a});
+  for (int a = slicing.num_atoms() - 1; a >= 0; --a) p.push.push_back({a, a});
+  p.full_duplex = true;
+  p.atom_params = slicing.atom_params;
+  p.credit_bytes = credit_bytes;
+  return p;
+}
+
 std::int64_t common_atom_params(const std::vector<std::int64_t>& slice_params) {
   std::int64_t g = 0;
   for (std::int64_t s : slice_params)

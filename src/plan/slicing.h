@@ -55,6 +55,10 @@ struct Slicing {
                        const std::vector<std::int64_t>& bytes, std::int64_t atom_params);
 };
 
+// Every atom its own transmission both ways, full duplex, scheduled by priority with this
+// credit (the shape of the P3 and ByteScheduler plans, and of dynacomm-fd's priority family).
+Plan priority_plan(const Slicing& slicing, std::int64_t credit_bytes);
+
 // The atom size that serves every one of these slice sizes (their greatest common
 // divisor; 0 when none is sliced).
 std::int64_t common_atom_params(const std::vector<std::int64_t>& slice_params);

@@ -36,11 +36,10 @@ Comm::Comm(net::Connection& connection, model::Model& model, const CommOptions& 
       down_(options.down_bps > 0 ? options.down_bps : kUnpaced, options.latency_ms, 0),
       slowdown_(options.device_slowdown) {
   const std::size_t n = static_cast<std::size_t>(model.num_units());
-  if (options_.slicing.first_atom.size() != n + 1) {  // not given: whole units
-    plan::ModelProfile units;
-    for (const auto& u : model.units()) units.units.push_back({u.name, u.params, u.bytes(), 0, 0});
-    options_.slicing = plan::Slicing::make(units, 0);
-  }
+  if (options_.slicing.first_atom.size() != n + 1)
+    throw Error("worker " + std::to_string(options_.rank) + ": the job's atoms describe " +
+                std::to_string(static_cast<long>(options_.slicing.first_atom.size()) - 1) +
+                " units, the model has " + std::to_string(n));
   gate_called.resize(n);
   gate_passed.resize(n);
   grads_ready.resize(n);

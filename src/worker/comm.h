@@ -29,7 +29,7 @@ struct CommOptions {
   double transport_one_way_ms = 0;  // measured (hello round trip / 2), outside the emulation
   double device_slowdown = 1;       // >= 1: each unit's compute is stretched by this factor
   std::chrono::milliseconds timeout{60000};
-  // The job's atoms (plan/slicing.h): what messages and plans index. Default: whole units.
+  // The job's atoms (plan/slicing.h): what messages and plans index; required.
   plan::Slicing slicing;
 };
 

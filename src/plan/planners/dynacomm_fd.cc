@@ -35,14 +35,8 @@ Plan plan_dynacomm_fd(const ModelProfile& profile, const LinkProfile& link,
     const ModelProfile atoms = s.atom_profile(profile);
     if (s.num_atoms() > profile.num_units() && s.num_atoms() <= 3 * profile.num_units())
       consider(plan_duplex(atoms, link), atoms, slice);
-    Plan p;  // by priority: every piece alone
-    for (int a = 0; a < s.num_atoms(); ++a) p.pull.push_back({a, a});
-    for (int a = s.num_atoms() - 1; a >= 0; --a) p.push.push_back({a, a});
-    p.full_duplex = true;
-    for (int pieces : {1, 2, 4, 8, 16}) {
-      p.credit_bytes = static_cast<std::int64_t>(pieces) * slice * 4;
-      consider(p, atoms, slice);
-    }
+    for (int pieces : {1, 2, 4, 8, 16})  // by priority: every piece alone
+      consider(priority_plan(s, static_cast<std::int64_t>(pieces) * slice * 4), atoms, slice);
   }
   best.scheduler = "dynacomm-fd";
   return best;

@@ -17,31 +17,15 @@
 
 namespace dynacomm::plan {
 
-namespace {
-
-// Every atom its own transmission, both ways, by priority.
-Plan sliced_layerwise(const ModelProfile& profile, std::int64_t slice_params,
-                      std::int64_t credit_bytes) {
-  const int n = Slicing::make(profile, slice_params).num_atoms();
-  Plan p;
-  for (int a = 0; a < n; ++a) p.pull.push_back({a, a});
-  for (int a = n - 1; a >= 0; --a) p.push.push_back({a, a});
-  p.full_duplex = true;
-  p.atom_params = slice_params;
-  p.credit_bytes = credit_bytes;
-  return p;
-}
-
-}  // namespace
-
 Plan plan_p3(const ModelProfile& profile, const LinkProfile&, const PlannerOptions& o) {
-  return sliced_layerwise(profile, o.p3_slice_params, o.p3_credit_slices * o.p3_slice_params * 4);
+  return priority_plan(Slicing::make(profile, o.p3_slice_params),
+                       o.p3_credit_slices * o.p3_slice_params * 4);
 }
 
 Plan plan_bytescheduler(const ModelProfile& profile, const LinkProfile& link,
                         const PlannerOptions& o) {
   const std::int64_t partition = o.bytescheduler_partition_params;
-  Plan best = sliced_layerwise(profile, partition, o.bytescheduler_credit_params * 4);
+  Plan best = priority_plan(Slicing::make(profile, partition), o.bytescheduler_credit_params * 4);
   double best_ms = predict_ms(profile, link, best);
   for (double k : {0.5, 1.0, 2.0, 8.0, 16.0}) {  // partitions of credit; 4 is the default
     Plan p = best;
