@@ -22,6 +22,13 @@ ModelProfile sized(std::vector<std::int64_t> params) {
   return p;
 }
 
+// A random profile whose parameter counts match its bytes (float32), as a model's do.
+ModelProfile random_float32_profile(std::mt19937_64& rng, int min_units, int max_units) {
+  ModelProfile p = testing::random_profile(rng, min_units, max_units);
+  for (auto& u : p.units) u.params = std::max<std::int64_t>(1, u.bytes / 4);
+  return p;
+}
+
 // Every parameter of every unit in exactly one atom, in model order.
 void expect_exact_cover(const ModelProfile& p, const Slicing& s) {
   ASSERT_EQ(s.first_atom.size(), p.units.size() + 1);
@@ -64,8 +71,7 @@ TEST(Slicing, AtomsCoverEveryParameterOnce) {
 TEST(Slicing, LiftedPlansArePredictedTheSame) {
   std::mt19937_64 rng(31);
   for (int trial = 0; trial < 60; ++trial) {
-    ModelProfile p = testing::random_profile(rng, 1, 12);
-    for (auto& u : p.units) u.params = std::max<std::int64_t>(1, u.bytes / 4);
+    const ModelProfile p = random_float32_profile(rng, 1, 12);
     const LinkProfile l = testing::random_link(rng);
     const std::int64_t slice = std::uniform_int_distribution<std::int64_t>(1000, 3'000'000)(rng);
     const Slicing s = Slicing::make(p, slice);
@@ -104,8 +110,7 @@ TEST(Slicing, CoarseSlicesLiftToFineOnes) {
 TEST(SlicedPlanners, CoverEveryByteOnceInSlices) {
   std::mt19937_64 rng(32);
   for (int trial = 0; trial < 20; ++trial) {
-    ModelProfile p = testing::random_profile(rng, 1, 20);
-    for (auto& u : p.units) u.params = std::max<std::int64_t>(1, u.bytes / 4);
+    const ModelProfile p = random_float32_profile(rng, 1, 20);
     const LinkProfile l = testing::random_link(rng);
     PlannerOptions o;
     o.p3_slice_params = 20'000;
@@ -138,8 +143,7 @@ TEST(SlicedPlanners, CoverEveryByteOnceInSlices) {
 TEST(SlicedPlanners, DynacommFdIsNeverPredictedSlowerThanThePeers) {
   std::mt19937_64 rng(33);
   for (int trial = 0; trial < 8; ++trial) {
-    ModelProfile p = testing::random_profile(rng, 4, 14);
-    for (auto& u : p.units) u.params = std::max<std::int64_t>(1, u.bytes / 4);
+    const ModelProfile p = random_float32_profile(rng, 4, 14);
     const LinkProfile l = testing::random_link(rng);
     PlannerOptions o;
     o.fd_slice_params = {1'000'000, 200'000};
