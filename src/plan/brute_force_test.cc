@@ -95,5 +95,43 @@ TEST(DynacommOptimal, EqualsBruteForceAtExtremes) {
   }
 }
 
+// The tie-break among optimal plans: no segment of either direction can be split without
+// delaying the iteration (a split left free would transmit earlier at no cost), and with no
+// per-transmission cost the plan is the layer-wise one.
+TEST(DynacommOptimal, LeavesNoFreeSplit) {
+  std::mt19937_64 rng(31);
+  int refined = 0;
+  for (int c = 0; c < 600; ++c) {
+    SCOPED_TRACE("case " + std::to_string(c));
+    ModelProfile profile = testing::random_profile(rng, 1, 12);
+    LinkProfile link = testing::random_link(rng);
+    if (c % 4 == 0) link = link.without_overhead();
+    const Plan dp = make_plan("dynacomm", profile, link, {});
+    const double dp_ms = simulate(profile, link, dp);
+    if (c % 4 == 0) {
+      ASSERT_EQ(dp.pull, make_plan("layerwise", profile, link, {}).pull);
+      ASSERT_EQ(dp.push, make_plan("layerwise", profile, link, {}).push);
+    }
+    for (int direction = 0; direction < 2; ++direction) {
+      const std::vector<Segment>& segments = direction == 0 ? dp.pull : dp.push;
+      for (std::size_t i = 0; i < segments.size(); ++i) {
+        for (int cut = segments[i].first; cut < segments[i].last; ++cut) {
+          Plan split = dp;
+          std::vector<Segment>& s = direction == 0 ? split.pull : split.push;
+          Segment low{segments[i].first, cut}, high{cut + 1, segments[i].last};
+          // Pull segments ascend, push segments go top first.
+          s[i] = direction == 0 ? low : high;
+          s.insert(s.begin() + static_cast<std::ptrdiff_t>(i) + 1, direction == 0 ? high : low);
+          ASSERT_GT(simulate(profile, link, split), dp_ms)
+              << (direction == 0 ? "pull " : "push ") << format_segments(s) << " is free, plan "
+              << format_segments(segments);
+        }
+      }
+    }
+    refined += dp.pull.size() + dp.push.size() > 2;
+  }
+  EXPECT_GT(refined, 300);
+}
+
 }  // namespace
 }  // namespace dynacomm::plan

@@ -1,7 +1,10 @@
 #include "plan/planners/dynacomm.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "plan/planners/local_rules.h"
 
@@ -9,7 +12,58 @@ namespace dynacomm::plan {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Plans within this relative distance of the optimum count as optimal (floating-point sums
+// taken in different orders differ in the last bits).
+bool no_later(double t, double optimum) { return t <= optimum + 1e-10 * std::max(1.0, optimum); }
+
+// End of the forward pass under a pull plan (segments ascending).
+double pull_end(const detail::Prefix& pre, const LinkProfile& link,
+                const std::vector<Segment>& segments) {
+  double downlink = 2 * link.latency_ms, compute = 0;
+  for (const Segment& s : segments) {
+    downlink += link.overhead_down_ms + pre.down(s.first, s.last);
+    compute = std::max(compute, downlink) + pre.forward(s.first, s.last);
+  }
+  return compute;
 }
+
+// End of the last push, the forward pass taken to end at 0 (segments in send order).
+double push_end(const detail::Prefix& pre, const LinkProfile& link,
+                const std::vector<Segment>& segments) {
+  double uplink = 0;
+  for (const Segment& s : segments)
+    uplink = std::max(uplink, pre.backward_done_ms[s.first]) + link.overhead_up_ms +
+             pre.up(s.first, s.last);
+  return uplink;
+}
+
+// The tie-break among optimal plans: transmit as early as the optimum allows. Splits a
+// segment wherever that does not delay the end, trying the split that sends the smallest
+// first part first (pull: the lowest units, needed first; push: the highest units, ready
+// first), until no split is free. With no per-transmission cost every split is free and
+// the result is the layer-wise plan. The DP alone picks the fewest segments among equals,
+// which on the measured links (fitted cost about 0) can leave the forward pass waiting for
+// most of the model at once, with nothing in the model to say that this is risky.
+template <typename EndFn, typename SplitFn>
+void split_while_free(std::vector<Segment>& segments, double optimum, EndFn end, SplitFn split) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t i = 0; i < segments.size() && !changed; ++i) {
+      for (int at = 0; at < segments[i].last - segments[i].first && !changed; ++at) {
+        std::vector<Segment> trial = segments;
+        auto [front, back] = split(segments[i], at);
+        trial[i] = front;
+        trial.insert(trial.begin() + static_cast<std::ptrdiff_t>(i) + 1, back);
+        if (no_later(end(trial), optimum)) {
+          segments = std::move(trial);
+          changed = true;
+        }
+      }
+    }
+  }
+}
+}  // namespace
 
 DirectionPlan optimal_pull(const ModelProfile& profile, const LinkProfile& link) {
   const int n = profile.num_units();
@@ -56,13 +110,19 @@ DirectionPlan optimal_pull(const ModelProfile& profile, const LinkProfile& link)
   }
 
   DirectionPlan out;
-  out.end_ms = best;
   for (int k = n, m = best_m; m > 0; --m) {
     int j = choice[static_cast<std::size_t>(m) * (n + 1) + k];
     out.segments.push_back({j, k - 1});
     k = j;
   }
   std::reverse(out.segments.begin(), out.segments.end());
+  // Sent first: the lowest units of a segment, as its own segment.
+  split_while_free(
+      out.segments, best, [&](const std::vector<Segment>& s) { return pull_end(pre, link, s); },
+      [](Segment s, int at) {
+        return std::pair<Segment, Segment>{{s.first, s.first + at}, {s.first + at + 1, s.last}};
+      });
+  out.end_ms = pull_end(pre, link, out.segments);
   return out;
 }
 
@@ -89,9 +149,15 @@ DirectionPlan optimal_push(const ModelProfile& profile, const LinkProfile& link)
     lf[i] = v_best;
   }
   DirectionPlan out;
-  out.end_ms = lf[0];
   for (int i = 0; i < n; i = next[i]) out.segments.push_back({i, next[i] - 1});
   out.segments = reverse_to_send_order(std::move(out.segments));
+  // Sent first: the highest units of a segment (ready first), as its own segment.
+  split_while_free(
+      out.segments, lf[0], [&](const std::vector<Segment>& s) { return push_end(pre, link, s); },
+      [](Segment s, int at) {
+        return std::pair<Segment, Segment>{{s.last - at, s.last}, {s.first, s.last - at - 1}};
+      });
+  out.end_ms = push_end(pre, link, out.segments);
   return out;
 }
 

@@ -7,6 +7,9 @@
 //    compute, monotone in the earlier end, and a segment's arrival depends only on its last
 //    unit and how many segments precede it.
 // The joint brute force in plan tests checks this argument on thousands of random cases.
+// Among optimal plans it returns one that transmits as early as the optimum allows: every
+// segment is split where the split is free (does not delay the end); with no per-transmission
+// cost that is the layer-wise plan. Plan tests check that no single split is left free.
 #pragma once
 
 #include <vector>
@@ -21,9 +24,9 @@ struct DirectionPlan {
                                   // forward pass taken to end at 0 (add the real forward end)
 };
 
-// O(L^3) time in the worst case (pruned by overhead), O(L^2) memory.
+// O(L^3) time in the worst case (the DP pruned by overhead; the tie-break), O(L^2) memory.
 DirectionPlan optimal_pull(const ModelProfile& profile, const LinkProfile& link);
-// O(L^2) time, O(L) memory.
+// O(L^3) time in the worst case (the DP is O(L^2); the tie-break), O(L) memory.
 DirectionPlan optimal_push(const ModelProfile& profile, const LinkProfile& link);
 
 }  // namespace dynacomm::plan
