@@ -195,8 +195,11 @@ void run_bench(const BenchFlags& f) {
   base.rotation.clear();
   for (const auto& s : schedulers) base.rotation += (base.rotation.empty() ? "" : ",") + s;
   base.rotation_block = f.block;
-  base.iterations = base.warmup + static_cast<std::int64_t>(turns) *
-                                      static_cast<std::int64_t>(schedulers.size()) * f.block;
+  // One iteration more than the turns: the job's last iteration is not measured (below), and
+  // without it the last strategy of the rotation would get one sample fewer than the others.
+  base.iterations =
+      base.warmup +
+      static_cast<std::int64_t>(turns) * static_cast<std::int64_t>(schedulers.size()) * f.block + 1;
   base.epochs = 1000;  // --iterations ends the run
   if (base.test_samples == 0) base.test_samples = 1000;
   (void)base.worker_options();
