@@ -7,9 +7,11 @@
 //    compute, monotone in the earlier end, and a segment's arrival depends only on its last
 //    unit and how many segments precede it.
 // The joint brute force in plan tests checks this argument on thousands of random cases.
-// Among optimal plans it returns one that transmits as early as the optimum allows: every
-// segment is split where the split is free (does not delay the end); with no per-transmission
-// cost that is the layer-wise plan. Plan tests check that no single split is left free.
+// Among optimal plans (times within 1e-10 relative count as equal, so rounding does not
+// choose) it returns the fewest segments, then splits a segment wherever the split is free
+// (does not delay the end) and lets idle work start earlier (pull: the forward pass waiting
+// for the segment; push: the uplink waiting for its gradients). Plan tests check that no
+// such split is left.
 #pragma once
 
 #include <vector>
