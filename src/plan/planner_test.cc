@@ -75,8 +75,9 @@ TEST(Planners, CoverAllUnitsAndDynacommIsNeverSlower) {
       if (names.back() == "dynacomm") dynacomm = times.back();
     }
     const double ideal = ideal_ms(profile, link);
+    // The DP counts times within 1e-10 relative as equal (planners/dynacomm.h).
     for (std::size_t i = 0; i < times.size(); ++i)
-      ASSERT_LE(dynacomm, times[i] * (1 + 1e-12)) << names[i] << " case " << c;
+      ASSERT_LE(dynacomm, times[i] * (1 + 1e-9)) << names[i] << " case " << c;
     ASSERT_LE(ideal, dynacomm * (1 + 1e-12)) << "case " << c;
   }
 }
