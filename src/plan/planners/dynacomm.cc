@@ -64,15 +64,18 @@ Timing push_timing(const detail::Prefix& pre, const LinkProfile& link,
 // part sent first lets waiting work start earlier (pull: the forward pass, idle until the
 // segment arrives; push: the uplink, idle until the segment's gradients are ready). Splits
 // are tried smallest first part first (pull: its lowest units, needed first; push: its
-// highest, ready first), until none is left.
+// highest, ready first), in sweeps from the first segment sent to the last, until a sweep
+// splits nothing (a split changes the schedule after it, so one sweep may not be the end).
+// A sweep simulates O(L) trial plans (of O(L) each) when splits succeed at the first try,
+// as they do on a link-bound pull; O(L^2) trials at worst.
 template <typename TimingFn, typename SplitFn>
 void split_while_free_and_useful(std::vector<Segment>& segments, double optimum, TimingFn timing,
                                  SplitFn split) {
   Timing now = timing(segments);
   for (bool changed = true; changed;) {
     changed = false;
-    for (std::size_t i = 0; i < segments.size() && !changed; ++i) {
-      for (int at = 0; at < segments[i].last - segments[i].first && !changed; ++at) {
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+      for (int at = 0; at < segments[i].last - segments[i].first;) {
         std::vector<Segment> trial = segments;
         auto [front, back] = split(segments[i], at);
         trial[i] = front;
@@ -82,6 +85,9 @@ void split_while_free_and_useful(std::vector<Segment>& segments, double optimum,
           segments = std::move(trial);
           now = std::move(t);
           changed = true;
+          at = 0;  // segment i is now the front part: try it again from its smallest split
+        } else {
+          ++at;
         }
       }
     }
@@ -114,12 +120,13 @@ DirectionPlan optimal_pull(const ModelProfile& profile, const LinkProfile& link)
     int* row = choice.data() + static_cast<std::size_t>(m) * (n + 1);
     for (int k = m; k <= n; ++k) {
       const double arrival = base + m * ad + X[k];
-      double v_best = kInf;
+      double v_best = kInf, bar = kInf;  // bar: below it, earlier than v_best
       int j_best = -1;
       for (int j = m - 1; j < k; ++j) {
         double v = std::max(g[j], arrival - F[j]);
-        if (earlier(v, v_best)) {  // ties go to the smaller j: the longer last segment
+        if (v < bar) {  // ties go to the smaller j: the longer last segment
           v_best = v;
+          bar = v - slack(v);
           j_best = j;
         }
       }
@@ -162,11 +169,12 @@ DirectionPlan optimal_push(const ModelProfile& profile, const LinkProfile& link)
   std::vector<double> lf(n + 1, 0);
   std::vector<int> next(n + 1, n);
   for (int i = n - 1; i >= 0; --i) {
-    double v_best = kInf;
+    double v_best = kInf, bar = kInf;
     for (int j = n; j > i; --j) {  // descending: ties go to the larger segment
       double v = std::max(lf[j], E[i]) + au + (Y[j] - Y[i]);
-      if (earlier(v, v_best)) {
+      if (v < bar) {
         v_best = v;
+        bar = v - slack(v);
         next[i] = j;
       }
     }

@@ -26,9 +26,9 @@ struct DirectionPlan {
                                   // forward pass taken to end at 0 (add the real forward end)
 };
 
-// O(L^3) time in the worst case (the DP pruned by overhead; the tie-break), O(L^2) memory.
+// O(L^3) time in the worst case (the DP, pruned by overhead), O(L^2) memory.
 DirectionPlan optimal_pull(const ModelProfile& profile, const LinkProfile& link);
-// O(L^3) time in the worst case (the DP is O(L^2); the tie-break), O(L) memory.
+// O(L^2) time per sweep of the tie-break (a few sweeps), the DP O(L^2); O(L) memory.
 DirectionPlan optimal_push(const ModelProfile& profile, const LinkProfile& link);
 
 }  // namespace dynacomm::plan
