@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <utility>
 
 #include "base/error.h"
@@ -52,15 +53,38 @@ void UnitTimeEstimator::apply(ModelProfile& profile) const {
                        std::to_string(units_));
   if (iterations_.empty()) return;
   const std::int64_t newest = iterations_.back().iteration;
+  std::vector<double> weights;
+  for (const Iteration& it : iterations_)
+    weights.push_back(recency_weight(newest, it.iteration, options_.half_life));
+  // Each pass's total: the weighted median of the iterations' totals. The sum of the
+  // units' medians falls short of it when a disturbance (a preempted core) hits a
+  // different unit in each iteration: no unit's median sees it, every iteration's total
+  // does. The units' medians give the shape, scaled to that total.
+  auto median_total = [&](std::vector<double> Iteration::*pass) {
+    std::vector<std::pair<double, double>> totals;
+    for (std::size_t i = 0; i < iterations_.size(); ++i) {
+      const std::vector<double>& v = iterations_[i].*pass;
+      totals.emplace_back(std::accumulate(v.begin(), v.end(), 0.0), weights[i]);
+    }
+    return weighted_median(std::move(totals));
+  };
+  const double forward_total = median_total(&Iteration::forward);
+  const double backward_total = median_total(&Iteration::backward);
+  double forward_sum = 0, backward_sum = 0;
   for (std::size_t u = 0; u < units_; ++u) {
     std::vector<std::pair<double, double>> f, b;
-    for (const Iteration& it : iterations_) {
-      const double w = recency_weight(newest, it.iteration, options_.half_life);
-      f.emplace_back(it.forward[u], w);
-      b.emplace_back(it.backward[u], w);
+    for (std::size_t i = 0; i < iterations_.size(); ++i) {
+      f.emplace_back(iterations_[i].forward[u], weights[i]);
+      b.emplace_back(iterations_[i].backward[u], weights[i]);
     }
     profile.units[u].forward_ms = weighted_median(std::move(f));
     profile.units[u].backward_ms = weighted_median(std::move(b));
+    forward_sum += profile.units[u].forward_ms;
+    backward_sum += profile.units[u].backward_ms;
+  }
+  for (std::size_t u = 0; u < units_; ++u) {
+    if (forward_sum > 0) profile.units[u].forward_ms *= forward_total / forward_sum;
+    if (backward_sum > 0) profile.units[u].backward_ms *= backward_total / backward_sum;
   }
 }
 

@@ -44,7 +44,9 @@ struct EstimatorOptions {
   void validate() const;  // throws InvalidInput naming the option
 };
 
-// Per-unit compute times: the recency-weighted median of each unit's recent times.
+// Per-unit compute times: the recency-weighted median of each unit's recent times, scaled
+// so that each pass (forward, backward) sums to the recency-weighted median of the recent
+// iterations' totals for that pass.
 class UnitTimeEstimator {
  public:
   UnitTimeEstimator(std::size_t units, EstimatorOptions options);

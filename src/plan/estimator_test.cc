@@ -106,6 +106,28 @@ TEST(UnitTimeEstimator, RecentIterationsWinAndOutliersDoNot) {
   EXPECT_DOUBLE_EQ(c.total_ms(), 20 + 40 + 60 + 80);
 }
 
+TEST(UnitTimeEstimator, TotalsFollowTheIterationsNotTheSumOfUnitMedians) {
+  // Every iteration one of four units (in turn) loses 6 ms to a busy core: each unit's
+  // median is undisturbed (10 ms), every iteration's forward pass takes 46 ms.
+  UnitTimeEstimator c(4, {});
+  for (int it = 0; it < 8; ++it) {
+    std::vector<double> f(4, 10.0), b = {5, 5, 5, 5};
+    f[static_cast<std::size_t>(it % 4)] += 6;
+    c.add(it, f, b);
+  }
+  ModelProfile p;
+  p.units.resize(4);
+  c.apply(p);
+  double forward = 0;
+  for (const auto& u : p.units) {
+    EXPECT_NEAR(u.forward_ms, 11.5, 1e-12);  // the shape kept (all equal), scaled to 46
+    EXPECT_NEAR(u.backward_ms, 5, 1e-12);    // undisturbed: no scaling
+    forward += u.forward_ms;
+  }
+  EXPECT_NEAR(forward, 46, 1e-12);
+  EXPECT_NEAR(c.total_ms(), 46 + 20, 1e-12);
+}
+
 TEST(UnitTimeEstimator, RejectsBadInput) {
   UnitTimeEstimator c(2, {});
   EXPECT_THROW(c.add(0, {1}, {1, 2}), InvalidInput);
