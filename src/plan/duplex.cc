@@ -368,6 +368,34 @@ Plan plan_duplex_exhaustive(const ModelProfile& profile, const LinkProfile& link
   return plan_duplex(profile, link, exact);
 }
 
+Plan brute_force_duplex_family(const ModelProfile& profile, const LinkProfile& link,
+                               const DuplexOptions& o) {
+  const int L = static_cast<int>(profile.units.size());
+  if (L > 10) throw InvalidInput("brute_force_duplex_family: at most 10 units");
+  const std::size_t n = static_cast<std::size_t>(L - 1);
+  Plan best;
+  double best_ms = 1e300;
+  for (unsigned long pull = 0; pull < (1ul << n); ++pull) {
+    const std::vector<Segment> ascending = ascending_segments(bits(pull, n));
+    const std::size_t k = ascending.size();
+    for (unsigned long prefetched = 0; prefetched < (1ul << k); ++prefetched)
+      for (unsigned long push = 0; push < (1ul << n); ++push) {
+        Plan d{"brute-force", ascending, reverse_to_send_order(ascending_segments(bits(push, n)))};
+        d.full_duplex = true;
+        for (std::size_t i = k; i-- > 0;)  // the chosen segments, top first
+          if ((prefetched >> i) & 1) d.pull_order.push_back(static_cast<int>(i));
+        for (std::size_t i = 0; i < k; ++i)  // then the others, bottom-up
+          if (!((prefetched >> i) & 1)) d.pull_order.push_back(static_cast<int>(i));
+        const double t = simulate_duplex(profile, link, d, o).period_ms;
+        if (t < best_ms) {
+          best_ms = t;
+          best = d;
+        }
+      }
+  }
+  return best;
+}
+
 Plan brute_force_duplex(const ModelProfile& profile, const LinkProfile& link,
                         const DuplexOptions& o) {
   const int L = static_cast<int>(profile.units.size());

@@ -83,5 +83,9 @@ Plan plan_duplex_exhaustive(const ModelProfile& profile, const LinkProfile& link
                             const DuplexPlannerOptions& options = {});
 Plan brute_force_duplex(const ModelProfile& profile, const LinkProfile& link,
                         const DuplexOptions& options = {});
+// Every point of the family above simulated, no bounds, no pruning (for tests; at most 10
+// units: 2^(L-1) push x 2 * 3^(L-1) pull configurations).
+Plan brute_force_duplex_family(const ModelProfile& profile, const LinkProfile& link,
+                               const DuplexOptions& options = {});
 
 }  // namespace dynacomm::plan
