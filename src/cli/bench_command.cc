@@ -236,7 +236,8 @@ void run_bench(const BenchFlags& f) {
     const auto& ms = metrics.at("iteration_ms");
     const auto& plan_id = metrics.at("plan_id");
     const auto& accuracy = metrics.at("test_accuracy");  // >= 0: an epoch's evaluation ran
-    std::map<int, std::vector<double>> by_plan;
+    const auto& online = metrics.at("predicted_ms");     // from the estimates before it
+    std::map<int, std::vector<double>> by_plan, online_by_plan;
     for (std::size_t i = 0; i < it.size(); ++i) {
       const auto k = static_cast<std::int64_t>(it[i]) - j.warmup;
       // Not measured: warm-up, the first iteration of a turn, an iteration with an epoch's
@@ -246,6 +247,7 @@ void run_bench(const BenchFlags& f) {
       if (k < 0 || (f.block > 1 && k % f.block == 0) || evaluated || i + 1 == it.size())
         continue;
       by_plan[static_cast<int>(plan_id[i])].push_back(ms[i]);
+      if (online[i] > 0) online_by_plan[static_cast<int>(plan_id[i])].push_back(online[i]);
     }
     const double run_ideal = summary["ideal_ms"].get<double>();
     std::map<std::string, Stats> measured;
@@ -254,8 +256,8 @@ void run_bench(const BenchFlags& f) {
     const double seq = measured.count("sequential") ? measured["sequential"].median : 0;
     std::string table =
         "## " + bw + " down / " + (j.up.empty() ? bw : j.up) + " up\n\n" +
-        "| strategy | median ms | min-max ms | predicted ms (warm-up / run) | measured/predicted "
-        "(warm-up / run) | measured/ideal | speed-up vs sequential "
+        "| strategy | median ms | min-max ms | predicted ms (warm-up / online) | "
+        "measured/predicted (warm-up / online) | measured/ideal | speed-up vs sequential "
         "|\n|---|---|---|---|---|---|---|\n";
     report::BarChart bars{j.model + ", " + std::to_string(j.workers) + " workers, " + bw +
                               " (" + (j.net == "netns" ? "tbf" : "emulated") + ")",
@@ -269,8 +271,10 @@ void run_bench(const BenchFlags& f) {
                                        : 0.0;
     // A full-duplex plan is held to its own model's ideal (plan/duplex.h); the others and
     // the peers to the phase-separated one.
+    auto online_cell = [](double x) { return x > 0 ? fmt("%.1f", x) : std::string("-"); };
     auto add_row = [&](const std::string& name, const Stats& s, double predicted,
-                       double predicted_final, double ideal, double ideal_final) {
+                       double predicted_online, double predicted_final, double ideal,
+                       double ideal_final) {
       const double speedup = seq > 0 && s.median > 0 ? seq / s.median : 0;
       nlohmann::json row = {
           {"scheduler", name},
@@ -287,6 +291,8 @@ void run_bench(const BenchFlags& f) {
           {"iterations", s.values.size()},
           {"iteration_ms", s.values},
           {"predicted_ms", predicted > 0 ? nlohmann::json(predicted) : nullptr},
+          {"predicted_online_ms",
+           predicted_online > 0 ? nlohmann::json(predicted_online) : nullptr},
           {"predicted_final_ms", predicted_final > 0 ? nlohmann::json(predicted_final) : nullptr},
           {"ideal_ms", ideal},
           {"ideal_final_ms", ideal_final > 0 ? nlohmann::json(ideal_final) : nullptr},
@@ -295,6 +301,7 @@ void run_bench(const BenchFlags& f) {
            speedup > 0 ? nlohmann::json(speedup) : nlohmann::json(nullptr)},
           {"measured_link", summary["measured_link"]}};
       if (predicted > 0) row["measured_over_predicted"] = s.median / predicted;
+      if (predicted_online > 0) row["measured_over_predicted_online"] = s.median / predicted_online;
       if (predicted_final > 0) row["measured_over_predicted_final"] = s.median / predicted_final;
       rows.push_back(row);
       csv.push_back({wo.link.down_bps, wo.link.up_bps, s.median, s.min, s.max,
@@ -302,11 +309,12 @@ void run_bench(const BenchFlags& f) {
       table +=
           "| " + name + " | " + fmt("%.1f", s.median) + " | " + fmt("%.1f", s.min) + "-" +
           fmt("%.1f", s.max) + " | " +
-          (predicted > 0 ? fmt("%.1f", predicted) + " / " + fmt("%.1f", predicted_final) : "-") +
+          (predicted > 0 ? fmt("%.1f", predicted) + " / " + online_cell(predicted_online) : "-") +
           " | " +
-          (predicted > 0
-               ? fmt("%.2f", s.median / predicted) + " / " + fmt("%.2f", s.median / predicted_final)
-               : "-") +
+          (predicted > 0 ? fmt("%.2f", s.median / predicted) + " / " +
+                               (predicted_online > 0 ? fmt("%.2f", s.median / predicted_online)
+                                                     : std::string("-"))
+                         : "-") +
           " | " + fmt("%.2f", s.median / ideal) + " | " +
           (speedup > 0 ? fmt("%.2fx", speedup) : std::string("-")) + " |\n";  // - : no sequential
       bars.bars.push_back(
@@ -321,6 +329,7 @@ void run_bench(const BenchFlags& f) {
     for (const auto& p : summary["plans"]) {
       const std::string name = p["scheduler"].get<std::string>();
       add_row(name, measured[name], p["predicted_ms"].get<double>(),
+              median(online_by_plan[p["id"].get<int>()]),
               p.value("predicted_final_ms", p["predicted_ms"].get<double>()),
               p.value("ideal_ms", run_ideal), p.value("ideal_final_ms", run_ideal_final));
       const int k = p["id"].get<int>() - 1;
@@ -333,7 +342,7 @@ void run_bench(const BenchFlags& f) {
     for (const auto& peer : f.peers) {
       (void)peer;  // ddp
       auto [s, params] = run_ddp(f, j, *topology, dir, threads);
-      add_row("pytorch-ddp", s, 0, 0, run_ideal, run_ideal_final);
+      add_row("pytorch-ddp", s, 0, 0, 0, run_ideal, run_ideal_final);
       peer_note += "PyTorch DDP (Gloo) trained " + std::to_string(params) +
                    " parameters; dynacomm's " + j.model + " has " +
                    std::to_string(summary["profile"]["units"].size()) + " units and " +
@@ -354,8 +363,10 @@ void run_bench(const BenchFlags& f) {
     table += "\nideal " + fmt("%.1f", run_ideal) + " ms (from the run's estimates " +
              fmt("%.1f", run_ideal_final) + " ms)" + fd_ideal +
              ". Predictions: from the warm-up's measurements "
-             "(what the plans were made from) / from the online estimates at the end of the "
-             "run (the last 8 iterations). Link seen by worker 0 (fitted from the "
+             "(what the plans were made from) / online: the median over the strategy's measured "
+             "iterations of each one's prediction from the estimates of the iterations before it "
+             "(the window re-planning uses), which follows the machine's drift over the run. "
+             "Link seen by worker 0 (fitted from the "
              "warm-up's transfers): down " +
              (ml["down"]["bandwidth_bps"].is_number()
                   ? fmt("%.1f Mbit/s", ml["down"]["bandwidth_bps"].get<double>() / 1e6)

@@ -25,7 +25,7 @@ struct JobFlags {
   std::int64_t train_samples = 0, test_samples = 0;
   std::string scheduler = "dynacomm";
   std::string down = "500mbit", up, latency = "10ms", extra_overhead = "0ms";
-  int warmup = 2;
+  int warmup = 3;
   std::string net = "user";
   std::string rotation;  // comma-separated schedulers taking turns (dynacomm bench)
   int rotation_block = 3;

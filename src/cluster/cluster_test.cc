@@ -157,6 +157,9 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
     EXPECT_LE(r["min_ms"].get<double>(), r["median_ms"].get<double>());
     EXPECT_LE(r["median_ms"].get<double>(), r["max_ms"].get<double>());
     EXPECT_GT(r["predicted_ms"].get<double>(), 0);
+    // Each measured iteration predicted from the estimates of the iterations before it.
+    ASSERT_TRUE(r["predicted_online_ms"].is_number()) << r["scheduler"];
+    EXPECT_GT(r["predicted_online_ms"].get<double>(), 0);
     if (r["scheduler"] == "sequential") {
       EXPECT_DOUBLE_EQ(r["speedup_vs_sequential"].get<double>(), 1.0);
     }

@@ -226,8 +226,21 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   int oracle_row = -1;                // the link row the oracle last planned for
   int current_plan_id = 0;
   std::vector<plan::TransferSample> down_samples, up_samples;
-  std::vector<std::vector<double>> fwd(static_cast<std::size_t>(n_units)),
-      bwd(static_cast<std::size_t>(n_units));
+  // The warm-up's unit times, all iterations alike but the first: it runs cold (first
+  // allocations, caches), often 1.5x the rest, and would bias the plans' inputs.
+  plan::EstimatorOptions warmup_weights;
+  warmup_weights.window = o.warmup;
+  warmup_weights.half_life = 1e9;
+  plan::UnitTimeEstimator warmup_compute(static_cast<std::size_t>(n_units), warmup_weights);
+  // A rotation (bench) also predicts each measured iteration from the online estimates of
+  // the iterations before it (after the loop, out of the timed work): every unit's times
+  // and every transfer are kept for that.
+  struct ComputeSample {
+    std::int64_t iteration;
+    std::vector<double> forward, backward;
+  };
+  std::vector<ComputeSample> compute_log;
+  std::vector<Comm::LinkEvent> link_log;
 
   report::ChromeTrace trace;
   const int pid = o.rank;
@@ -290,12 +303,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
             std::min(steps_per_epoch, total - it), o.interactive, "img");
     }
     if (it == o.warmup) {  // plan from what the warm-up measured
-      for (int u = 0; u < n_units; ++u) {
-        profile.units[static_cast<std::size_t>(u)].forward_ms =
-            median(fwd[static_cast<std::size_t>(u)]);
-        profile.units[static_cast<std::size_t>(u)].backward_ms =
-            median(bwd[static_cast<std::size_t>(u)]);
-      }
+      warmup_compute.apply(profile);
       result.measured_down = plan::fit_link(down_samples, o.link.down_bps);
       result.measured_up = plan::fit_link(up_samples, o.link.up_bps);
       // Plan for the link the transfers showed: the fitted line where the bandwidth could
@@ -457,6 +465,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
 
     const bool traced = it >= o.warmup && it < o.warmup + trace_span;
     for (const auto& e : comm.take_link_events()) {
+      if (!o.rotation.empty()) link_log.push_back(e);
       if (e.iteration < o.warmup)
         (e.up ? up_samples : down_samples)
             .push_back({static_cast<double>(e.bytes), e.service_ms, 1.0});
@@ -495,11 +504,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         }
         forward_ms[su] = ms_between(comm.gate_passed[su], next);
         backward_ms[su] = ms_between(all_ready[su + 1], all_ready[su]);
-        if (it < o.warmup) {
-          fwd[su].push_back(forward_ms[su]);
-          bwd[su].push_back(backward_ms[su]);
-        }
       }
+      if (it < o.warmup && (it > 0 || o.warmup == 1))
+        warmup_compute.add(it, forward_ms, backward_ms);
+      if (!o.rotation.empty()) compute_log.push_back({it, forward_ms, backward_ms});
       compute_estimator.add(it, forward_ms, backward_ms);
     }
     IterationRecord r;
@@ -570,6 +578,33 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     for (auto& p : result.plans) {
       p.predicted_final_ms = plan::predict_ms(last.profile, last.link, p.plan);
       p.ideal_final_ms = plan::ideal_ms(last.profile, last.link, p.plan);
+    }
+  }
+  if (!o.rotation.empty()) {
+    // Each measured iteration predicted from the estimates of the iterations before it
+    // (what a re-planning task would have seen then): a prediction that follows the
+    // machine's drift over a long run, which the warm-up's cannot.
+    plan::UnitTimeEstimator c(static_cast<std::size_t>(n_units), o.estimator);
+    plan::LinkEstimator down(o.estimator), up(o.estimator);
+    std::size_t next_sample = 0;
+    std::vector<std::pair<std::int64_t, const Comm::LinkEvent*>> events;
+    for (const Comm::LinkEvent& e : link_log) events.emplace_back(e.iteration, &e);
+    std::stable_sort(events.begin(), events.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::size_t next_event = 0;
+    for (IterationRecord& r : result.iterations) {
+      for (; next_sample < compute_log.size() && compute_log[next_sample].iteration < r.iteration;
+           ++next_sample)
+        c.add(compute_log[next_sample].iteration, compute_log[next_sample].forward,
+              compute_log[next_sample].backward);
+      for (; next_event < events.size() && events[next_event].first < r.iteration; ++next_event) {
+        const Comm::LinkEvent& e = *events[next_event].second;
+        (e.up ? up : down).add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
+      }
+      if (r.iteration <= o.warmup || r.plan_id < 1 || c.empty()) continue;
+      const Replanned now = estimate(c, down, up, profile, o.link, comm.latency_ms());
+      r.predicted_ms = plan::predict_ms(now.profile, now.link,
+                                        result.plans[static_cast<std::size_t>(r.plan_id - 1)].plan);
     }
   }
   std::vector<double> times;

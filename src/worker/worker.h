@@ -69,7 +69,7 @@ struct WorkerOptions {
   double extra_overhead_ms = 0;                 // injected per message, for what-if studies
   bool kernel_shaped = false;  // the kernel paces the link (netns + tbf): the transport
                                // adds only the latency; `link` is still what is planned for
-  int warmup = 2;                               // iterations with the sequential plan
+  int warmup = 3;              // iterations measuring compute and the link before planning
   // Benchmarking: after warm-up, take turns between these schedulers, `rotation_block`
   // iterations each (A A A B B B C C C A A A ...), so drift hits all alike. Empty: only
   // `scheduler`. Plan id k+1 is rotation[k].
@@ -107,6 +107,9 @@ struct IterationRecord {
   std::size_t pull_segments = 0, push_segments = 0;
   std::string plan_change;       // why a new plan took effect at this iteration, else empty
   double predicted_gain_ms = 0;  // of that change, under the estimates it was made from
+  // A rotation's measured iterations: the time predicted for this iteration's plan from
+  // the online estimates of the iterations before it (0: none).
+  double predicted_ms = 0;
 };
 
 struct WorkerResult {
