@@ -237,7 +237,8 @@ void run_bench(const BenchFlags& f) {
     const auto& plan_id = metrics.at("plan_id");
     const auto& accuracy = metrics.at("test_accuracy");  // >= 0: an epoch's evaluation ran
     const auto& online = metrics.at("predicted_ms");     // from the estimates before it
-    std::map<int, std::vector<double>> by_plan, online_by_plan;
+    const auto& online_ideal = metrics.at("ideal_ms");   // likewise
+    std::map<int, std::vector<double>> by_plan, online_by_plan, ideal_by_plan;
     for (std::size_t i = 0; i < it.size(); ++i) {
       const auto k = static_cast<std::int64_t>(it[i]) - j.warmup;
       // Not measured: warm-up, the first iteration of a turn, an iteration with an epoch's
@@ -248,6 +249,8 @@ void run_bench(const BenchFlags& f) {
         continue;
       by_plan[static_cast<int>(plan_id[i])].push_back(ms[i]);
       if (online[i] > 0) online_by_plan[static_cast<int>(plan_id[i])].push_back(online[i]);
+      if (online_ideal[i] > 0)
+        ideal_by_plan[static_cast<int>(plan_id[i])].push_back(online_ideal[i]);
     }
     const double run_ideal = summary["ideal_ms"].get<double>();
     std::map<std::string, Stats> measured;
@@ -257,7 +260,8 @@ void run_bench(const BenchFlags& f) {
     std::string table =
         "## " + bw + " down / " + (j.up.empty() ? bw : j.up) + " up\n\n" +
         "| strategy | median ms | min-max ms | predicted ms (warm-up / online) | "
-        "measured/predicted (warm-up / online) | measured/ideal | speed-up vs sequential "
+        "measured/predicted (warm-up / online) | measured/ideal (warm-up / online) | "
+        "speed-up vs sequential "
         "|\n|---|---|---|---|---|---|---|\n";
     report::BarChart bars{j.model + ", " + std::to_string(j.workers) + " workers, " + bw +
                               " (" + (j.net == "netns" ? "tbf" : "emulated") + ")",
@@ -266,15 +270,19 @@ void run_bench(const BenchFlags& f) {
                              {}};
     std::ifstream trace_in(dir + "/trace.json");
     const nlohmann::json trace = nlohmann::json::parse(trace_in, nullptr, false);
-    const double run_ideal_final = summary.contains("final_estimates")
-                                       ? summary["final_estimates"].value("ideal_ms", 0.0)
-                                       : 0.0;
+    // The phase-separated ideal from the online estimates (for the peers): over the
+    // iterations of phase-separated plans.
+    std::vector<double> phase_separated_ideals;
+    for (const auto& p : summary["plans"])
+      if (!p["plan"].value("full_duplex", false))
+        for (double x : ideal_by_plan[p["id"].get<int>()]) phase_separated_ideals.push_back(x);
+    const double run_ideal_online = median(phase_separated_ideals);
     // A full-duplex plan is held to its own model's ideal (plan/duplex.h); the others and
     // the peers to the phase-separated one.
     auto online_cell = [](double x) { return x > 0 ? fmt("%.1f", x) : std::string("-"); };
     auto add_row = [&](const std::string& name, const Stats& s, double predicted,
                        double predicted_online, double predicted_final, double ideal,
-                       double ideal_final) {
+                       double ideal_online) {
       const double speedup = seq > 0 && s.median > 0 ? seq / s.median : 0;
       nlohmann::json row = {
           {"scheduler", name},
@@ -295,7 +303,7 @@ void run_bench(const BenchFlags& f) {
            predicted_online > 0 ? nlohmann::json(predicted_online) : nullptr},
           {"predicted_final_ms", predicted_final > 0 ? nlohmann::json(predicted_final) : nullptr},
           {"ideal_ms", ideal},
-          {"ideal_final_ms", ideal_final > 0 ? nlohmann::json(ideal_final) : nullptr},
+          {"ideal_online_ms", ideal_online > 0 ? nlohmann::json(ideal_online) : nullptr},
           {"measured_over_ideal", s.median / ideal},
           {"speedup_vs_sequential",
            speedup > 0 ? nlohmann::json(speedup) : nlohmann::json(nullptr)},
@@ -303,6 +311,7 @@ void run_bench(const BenchFlags& f) {
       if (predicted > 0) row["measured_over_predicted"] = s.median / predicted;
       if (predicted_online > 0) row["measured_over_predicted_online"] = s.median / predicted_online;
       if (predicted_final > 0) row["measured_over_predicted_final"] = s.median / predicted_final;
+      if (ideal_online > 0) row["measured_over_ideal_online"] = s.median / ideal_online;
       rows.push_back(row);
       csv.push_back({wo.link.down_bps, wo.link.up_bps, s.median, s.min, s.max,
                      predicted > 0 ? predicted : std::nan(""), ideal, speedup});
@@ -315,7 +324,8 @@ void run_bench(const BenchFlags& f) {
                                (predicted_online > 0 ? fmt("%.2f", s.median / predicted_online)
                                                      : std::string("-"))
                          : "-") +
-          " | " + fmt("%.2f", s.median / ideal) + " | " +
+          " | " + fmt("%.2f", s.median / ideal) + " / " +
+          (ideal_online > 0 ? fmt("%.2f", s.median / ideal_online) : std::string("-")) + " | " +
           (speedup > 0 ? fmt("%.2fx", speedup) : std::string("-")) + " |\n";  // - : no sequential
       bars.bars.push_back(
           {name, s.median, s.min, s.max, speedup > 0 ? fmt("%.2fx", speedup) : std::string()});
@@ -331,7 +341,7 @@ void run_bench(const BenchFlags& f) {
       add_row(name, measured[name], p["predicted_ms"].get<double>(),
               median(online_by_plan[p["id"].get<int>()]),
               p.value("predicted_final_ms", p["predicted_ms"].get<double>()),
-              p.value("ideal_ms", run_ideal), p.value("ideal_final_ms", run_ideal_final));
+              p.value("ideal_ms", run_ideal), median(ideal_by_plan[p["id"].get<int>()]));
       const int k = p["id"].get<int>() - 1;
       if (!trace.is_discarded())
         gantt.rows.push_back(
@@ -342,7 +352,7 @@ void run_bench(const BenchFlags& f) {
     for (const auto& peer : f.peers) {
       (void)peer;  // ddp
       auto [s, params] = run_ddp(f, j, *topology, dir, threads);
-      add_row("pytorch-ddp", s, 0, 0, 0, run_ideal, run_ideal_final);
+      add_row("pytorch-ddp", s, 0, 0, 0, run_ideal, run_ideal_online);
       peer_note += "PyTorch DDP (Gloo) trained " + std::to_string(params) +
                    " parameters; dynacomm's " + j.model + " has " +
                    std::to_string(summary["profile"]["units"].size()) + " units and " +
@@ -360,11 +370,11 @@ void run_bench(const BenchFlags& f) {
         fd_ideal = "; full-duplex plans: " + fmt("%.1f", p["ideal_ms"].get<double>()) +
                    " ms, the steady-state bound of that model (compute, or the model's bytes on "
                    "the slower direction)";
-    table += "\nideal " + fmt("%.1f", run_ideal) + " ms (from the run's estimates " +
-             fmt("%.1f", run_ideal_final) + " ms)" + fd_ideal +
-             ". Predictions: from the warm-up's measurements "
+    table += "\nideal " + fmt("%.1f", run_ideal) + " ms (online: " + fmt("%.1f", run_ideal_online) +
+             " ms)" + fd_ideal +
+             ". Predictions and ideals: from the warm-up's measurements "
              "(what the plans were made from) / online: the median over the strategy's measured "
-             "iterations of each one's prediction from the estimates of the iterations before it "
+             "iterations of each one's figure from the estimates of the iterations before it "
              "(the window re-planning uses), which follows the machine's drift over the run. "
              "Link seen by worker 0 (fitted from the "
              "warm-up's transfers): down " +

@@ -119,12 +119,13 @@ void add_worker_command(CLI::App& app) {
                       std::to_string(it.bytes_down), std::to_string(it.plan_id),
                       std::to_string(it.pull_segments), std::to_string(it.push_segments), cell(acc),
                       it.plan_change, it.plan_change.empty() ? "" : cell(it.predicted_gain_ms),
-                      it.predicted_ms > 0 ? cell(it.predicted_ms) : ""});
+                      it.predicted_ms > 0 ? cell(it.predicted_ms) : "",
+                      it.ideal_ms > 0 ? cell(it.ideal_ms) : ""});
     }
     run.write_csv("metrics.csv",
                   {"iteration", "epoch", "start_s", "iteration_ms", "loss", "bytes_up",
                    "bytes_down", "plan_id", "pull_segments", "push_segments", "test_accuracy",
-                   "plan_change", "predicted_gain_ms", "predicted_ms"},
+                   "plan_change", "predicted_gain_ms", "predicted_ms", "ideal_ms"},
                   rows);
     run.write_floats("weights.bin", r.final_weights);
     nlohmann::json plan = plan::to_json(r.plan);

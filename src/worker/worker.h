@@ -107,9 +107,9 @@ struct IterationRecord {
   std::size_t pull_segments = 0, push_segments = 0;
   std::string plan_change;       // why a new plan took effect at this iteration, else empty
   double predicted_gain_ms = 0;  // of that change, under the estimates it was made from
-  // A rotation's measured iterations: the time predicted for this iteration's plan from
-  // the online estimates of the iterations before it (0: none).
-  double predicted_ms = 0;
+  // A rotation's measured iterations: the time predicted for this iteration's plan, and the
+  // ideal of its model, from the online estimates of the iterations before it (0: none).
+  double predicted_ms = 0, ideal_ms = 0;
 };
 
 struct WorkerResult {
