@@ -603,6 +603,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       }
       if (r.iteration <= o.warmup || r.plan_id < 1 || c.empty()) continue;
       const Replanned now = estimate(c, down, up, profile, o.link, comm.latency_ms());
+      down.hold_overhead(now.held_down_ms);  // as the re-planning task hands them back
+      up.hold_overhead(now.held_up_ms);
       const plan::Plan& p = result.plans[static_cast<std::size_t>(r.plan_id - 1)].plan;
       r.predicted_ms = plan::predict_ms(now.profile, now.link, p);
       r.ideal_ms = plan::ideal_ms(now.profile, now.link, p);
