@@ -227,7 +227,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   int current_plan_id = 0;
   std::vector<plan::TransferSample> down_samples, up_samples;
   // The warm-up's unit times, all iterations alike but the first: it runs cold (first
-  // allocations, caches), often 1.5x the rest, and would bias the plans' inputs.
+  // allocations, caches), up to 1.7x as long as the next, and would bias the plans' inputs.
   plan::EstimatorOptions warmup_weights;
   warmup_weights.window = o.warmup;
   warmup_weights.half_life = 1e9;
