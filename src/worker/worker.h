@@ -15,10 +15,11 @@
 // bucket at the given bandwidth and delayed by the one-way latency, on top of real TCP on
 // loopback. This is emulation, not a kernel-shaped link.
 //
-// Planning: the first `warmup` iterations measure every unit's forward/backward time and
-// every transfer; they alternate the `sequential` plan (one segment per direction) and the
-// `layerwise` one (one per unit), so transfers of very different sizes are seen and the
-// link's per-transmission overhead (and bandwidth) can be fitted (plan/link_fit.h). Then
+// Planning: the first `warmup` iterations measure every unit's forward/backward time (the
+// first, cold iteration's left out when there are more) and every transfer; they
+// alternate the `sequential` plan (one segment per direction) and the `layerwise` one
+// (one per unit), so transfers of very different sizes are seen and the link's
+// per-transmission overhead (and bandwidth) can be fitted (plan/link_fit.h). Then
 // the chosen scheduler plans from those measurements, with the given bandwidths and the
 // measured overheads, and the plan is swapped at that iteration boundary.
 //
