@@ -22,19 +22,15 @@
 namespace dynacomm::plan {
 namespace {
 
-double period(const ModelProfile& p, const LinkProfile& l, const Plan& d) {
-  const DuplexResult r = simulate_duplex(p, l, d);
-  EXPECT_TRUE(r.converged);
-  return r.period_ms;
-}
+using testing::duplex_period;
 
 TEST(DuplexExhaustive, FamilyHoldsTheOptimumOverEveryPullOrderUpTo7Units) {
   std::mt19937_64 rng(31);
   for (int L : {6, 6, 6, 7, 7}) {
     const ModelProfile p = testing::random_profile(rng, L, L);
     const LinkProfile l = testing::random_link(rng);
-    const double family = period(p, l, plan_duplex_exhaustive(p, l));
-    const double every_order = period(p, l, brute_force_duplex(p, l));
+    const double family = duplex_period(p, l, plan_duplex_exhaustive(p, l));
+    const double every_order = duplex_period(p, l, brute_force_duplex(p, l));
     EXPECT_NEAR(family, every_order, 1e-9 * every_order) << L << " units";
   }
 }
@@ -46,8 +42,8 @@ TEST(DuplexExhaustive, ExactSearchEqualsBruteForceOverTheFamilyAt8Units) {
     const LinkProfile l = testing::random_link(rng);
     DuplexPlannerOptions exact;
     exact.exact_up_to = 8;
-    const double searched = period(p, l, plan_duplex(p, l, exact));
-    const double brute = period(p, l, brute_force_duplex_family(p, l));
+    const double searched = duplex_period(p, l, plan_duplex(p, l, exact));
+    const double brute = duplex_period(p, l, brute_force_duplex_family(p, l));
     EXPECT_NEAR(searched, brute, 1e-9 * brute) << "trial " << trial;
   }
 }
@@ -60,8 +56,8 @@ TEST(DuplexExhaustive, LocalSearchAgainstBruteForceOverTheFamilyAt9And10Units) {
   for (int L : {9, 10}) {
     const ModelProfile p = testing::random_profile(rng, L, L);
     const LinkProfile l = testing::random_link(rng);
-    const double h = period(p, l, plan_duplex(p, l, heuristic));
-    const double brute = period(p, l, brute_force_duplex_family(p, l));
+    const double h = duplex_period(p, l, plan_duplex(p, l, heuristic));
+    const double brute = duplex_period(p, l, brute_force_duplex_family(p, l));
     EXPECT_GE(h, brute * (1 - 1e-9)) << L << " units: below the brute-force optimum";
     worst = std::max(worst, h / brute);
     std::printf("%d units: local search %.3f ms, brute force %.3f ms (x%.4f)\n", L, h, brute,

@@ -129,11 +129,7 @@ TEST(DuplexSimulator, RejectsABadPullOrder) {
   }
 }
 
-double period(const ModelProfile& p, const LinkProfile& l, const Plan& d) {
-  const DuplexResult r = simulate_duplex(p, l, d);
-  EXPECT_TRUE(r.converged);
-  return r.period_ms;
-}
+using testing::duplex_period;
 
 // The family dynacomm-fd searches holds the optimum over every pull order: exhaustive
 // search of the family equals brute force over all orders and segmentations.
@@ -142,8 +138,8 @@ TEST(DuplexPlanner, FamilySearchMatchesBruteForceOverEveryOrder) {
   for (int trial = 0; trial < 40; ++trial) {
     const ModelProfile p = testing::random_profile(rng, 1, 5);
     const LinkProfile l = testing::random_link(rng);
-    const double exact = period(p, l, plan_duplex(p, l));  // L <= 8: exhaustive family
-    const double brute = period(p, l, brute_force_duplex(p, l));
+    const double exact = duplex_period(p, l, plan_duplex(p, l));  // L <= 8: exhaustive family
+    const double brute = duplex_period(p, l, brute_force_duplex(p, l));
     EXPECT_NEAR(exact, brute, 1e-9 * brute)
         << "trial " << trial << ", " << p.units.size() << " units";
   }
@@ -159,8 +155,8 @@ TEST(DuplexPlanner, LocalSearchStaysCloseToTheExhaustiveOptimum) {
   for (int trial = 0; trial < 40; ++trial) {
     const ModelProfile p = testing::random_profile(rng, 2, 6);
     const LinkProfile l = testing::random_link(rng);
-    const double h = period(p, l, plan_duplex(p, l, heuristic));
-    const double exact = period(p, l, plan_duplex_exhaustive(p, l));
+    const double h = duplex_period(p, l, plan_duplex(p, l, heuristic));
+    const double exact = duplex_period(p, l, plan_duplex_exhaustive(p, l));
     EXPECT_GE(h, exact * (1 - 1e-9));
     worst = std::max(worst, h / exact);
   }
@@ -176,7 +172,7 @@ TEST(DuplexPlanner, BeatsThePhaseSeparatedPlanOnACommunicationBoundLink) {
     LinkProfile l = testing::random_link(rng);
     const Plan fd = plan_duplex(p, l);
     const Plan ps = make_plan("dynacomm", p, l, {});
-    EXPECT_LE(period(p, l, fd), period(p, l, ps) * (1 + 1e-9)) << "trial " << trial;
+    EXPECT_LE(duplex_period(p, l, fd), duplex_period(p, l, ps) * (1 + 1e-9)) << "trial " << trial;
   }
 }
 

@@ -1,7 +1,11 @@
 #include "plan/test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <string>
+
+#include "plan/duplex.h"
 
 namespace dynacomm::plan::testing {
 
@@ -14,6 +18,12 @@ double uniform(std::mt19937_64& rng, double lo, double hi) {
   return std::uniform_real_distribution<double>(lo, hi)(rng);
 }
 }  // namespace
+
+double duplex_period(const ModelProfile& profile, const LinkProfile& link, const Plan& plan) {
+  const DuplexResult r = simulate_duplex(profile, link, plan);
+  EXPECT_TRUE(r.converged);
+  return r.period_ms;
+}
 
 ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units) {
   ModelProfile p;

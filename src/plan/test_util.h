@@ -6,11 +6,15 @@
 
 #include <random>
 
+#include "plan/plan.h"
 #include "plan/profile.h"
 
 namespace dynacomm::plan::testing {
 
 ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units);
 LinkProfile random_link(std::mt19937_64& rng);
+// The steady-state period of a plan under the full-duplex model (plan/duplex.h); a test
+// failure if the simulation found no steady state.
+double duplex_period(const ModelProfile& profile, const LinkProfile& link, const Plan& plan);
 
 }  // namespace dynacomm::plan::testing
