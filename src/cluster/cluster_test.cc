@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -277,6 +279,52 @@ TEST_F(ClusterTest, ComputeEstimateFollowsADeviceSlowdownTrace) {
   ASSERT_GT(before, 0);
   EXPECT_GT(after / before, 3) << "warm-up " << before << " ms, final estimate " << after
                                  << " ms";
+}
+
+// BSP goes at the pace of the slowest worker: worker 1's device is 5x slower throughout,
+// and worker 0 (which computes at its own speed) plans for worker 1's compute, which the
+// PS reports with every iteration's parameters. Fails without the barrier's pace: worker
+// 0's estimate is then its own compute.
+TEST_F(ClusterTest, EveryWorkerPlansForTheSlowestWorkersCompute) {
+  {
+    std::ofstream t(dir_ + "/slow1.csv");
+    t << "time_s,factor,worker\n0,5,1\n";
+  }
+  const std::string out = dir_ + "/pace";
+  const std::string cmd =
+      std::string(DYNACOMM_EXE) +
+      " train --model lenet5 --workers 2 --iterations 30 --batch 32 --train-samples 4000"
+      " --test-samples 100 --down 1gbit --latency 1ms --device-slowdown-trace " +
+      dir_ + "/slow1.csv --out " + out + " > " + dir_ + "/pace.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/pace.log");
+  const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
+  double estimate = 0;  // worker 0's final compute estimate
+  for (const auto& u : summary["final_estimates"]["profile"]["units"])
+    estimate += u["forward_ms"].get<double>() + u["backward_ms"].get<double>();
+  // Each worker's own compute per traced iteration, from the run's timeline.
+  std::map<std::pair<int, std::int64_t>, double> own;
+  const nlohmann::json trace = nlohmann::json::parse(read_file(out + "/trace.json"));
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    const std::string cat = e.value("cat", "");
+    if (cat != "forward" && cat != "backward") continue;
+    own[{e["pid"].get<int>(), e["args"]["iteration"].get<std::int64_t>()}] +=
+        e["dur"].get<double>() / 1000;
+  }
+  std::vector<double> mine, slow;
+  for (const auto& [key, ms] : own) (key.first == 0 ? mine : slow).push_back(ms);
+  ASSERT_FALSE(mine.empty());
+  ASSERT_FALSE(slow.empty());
+  std::sort(mine.begin(), mine.end());
+  std::sort(slow.begin(), slow.end());
+  const double mine_ms = mine[mine.size() / 2], slow_ms = slow[slow.size() / 2];
+  // Bounds with room for other tests' load beside this one (it shifts both workers alike).
+  const std::string figures = "worker 0 plans for " + std::to_string(estimate) +
+                              " ms, computes " + std::to_string(mine_ms) +
+                              " ms; worker 1 computes " + std::to_string(slow_ms) + " ms";
+  EXPECT_GT(slow_ms, 2.5 * mine_ms) << "the emulated slowdown did not take: " << figures;
+  EXPECT_GT(estimate, 2.5 * mine_ms) << figures;
+  EXPECT_LT(estimate, 2 * slow_ms) << figures;
 }
 
 // A malformed trace is refused before anything starts, naming the line.

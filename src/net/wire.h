@@ -1,4 +1,4 @@
-// The wire format of every PS <-> worker message: a fixed 56-byte little-endian header,
+// The wire format of every PS <-> worker message: a fixed 64-byte little-endian header,
 // then the payload. The decoder validates every field before anything else looks at the
 // message, and reports what was wrong instead of throwing or crashing: a remote peer must
 // never be able to crash us or corrupt the server.
@@ -11,7 +11,8 @@
 //
 // Layout (offsets in bytes): magic u32 "DYNC" | version u16 | type u16 | sender i32 |
 // codec u16 | flags u16 | iteration i64 | first_unit u32 | last_unit u32 |
-// payload_bytes u64 | payload_crc32 u32 | held_us u64 | header_crc32 u32 (over bytes 0..51).
+// payload_bytes u64 | payload_crc32 u32 | held_us u64 | compute_us u64 | header_crc32 u32
+// (over bytes 0..59).
 #pragma once
 
 #include <cstddef>
@@ -22,8 +23,8 @@
 namespace dynacomm::net {
 
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
-constexpr std::uint16_t kProtocolVersion = 2;
-constexpr std::size_t kHeaderBytes = 56;
+constexpr std::uint16_t kProtocolVersion = 3;
+constexpr std::size_t kHeaderBytes = 64;
 
 enum class MessageType : std::uint16_t {
   kHello = 1,        // worker -> PS: join; payload: JSON job description. PS -> worker: welcome
@@ -61,6 +62,12 @@ struct Header {
   // (a pull reply: how long the units took to reach the requested version). Lets the
   // receiver tell waiting apart from transfer time without comparing clocks.
   std::uint64_t held_us = 0;
+  // The BSP barrier's input. On a push: the sender's compute time in this iteration up to
+  // when the push was built (forward and backward so far; the last push carries the whole
+  // iteration's). On a pull reply for iteration t: the slowest worker's compute in t - 1 as
+  // far as the PS has heard (0: nothing yet), so each worker can plan for the compute that
+  // actually paces the job.
+  std::uint64_t compute_us = 0;
 };
 
 // What a well-formed message of this job may contain.

@@ -46,6 +46,14 @@ void UnitTimeEstimator::add(std::int64_t iteration, const std::vector<double>& f
     iterations_.pop_front();
 }
 
+void UnitTimeEstimator::pace(std::int64_t iteration, double factor) {
+  if (!(factor >= 1) || !std::isfinite(factor))
+    throw InvalidInput("compute estimator: the pace of iteration " + std::to_string(iteration) +
+                       " must be a finite factor >= 1, got " + std::to_string(factor));
+  for (Iteration& it : iterations_)
+    if (it.iteration == iteration) it.pace = factor;
+}
+
 void UnitTimeEstimator::apply(ModelProfile& profile) const {
   if (profile.units.size() != units_)
     throw InvalidInput("compute estimator: the profile has " +
@@ -59,12 +67,14 @@ void UnitTimeEstimator::apply(ModelProfile& profile) const {
   // Each pass's total: the weighted median of the iterations' totals. The sum of the
   // units' medians falls short of it when a disturbance (a preempted core) hits a
   // different unit in each iteration: no unit's median sees it, every iteration's total
-  // does. The units' medians give the shape, scaled to that total.
+  // does. The units' medians give the shape, scaled to that total. An iteration paced by a
+  // slower worker counts at that worker's total.
   auto median_total = [&](std::vector<double> Iteration::*pass) {
     std::vector<std::pair<double, double>> totals;
     for (std::size_t i = 0; i < iterations_.size(); ++i) {
       const std::vector<double>& v = iterations_[i].*pass;
-      totals.emplace_back(std::accumulate(v.begin(), v.end(), 0.0), weights[i]);
+      totals.emplace_back(iterations_[i].pace * std::accumulate(v.begin(), v.end(), 0.0),
+                          weights[i]);
     }
     return weighted_median(std::move(totals));
   };

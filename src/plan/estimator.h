@@ -46,13 +46,18 @@ struct EstimatorOptions {
 
 // Per-unit compute times: the recency-weighted median of each unit's recent times, scaled
 // so that each pass (forward, backward) sums to the recency-weighted median of the recent
-// iterations' totals for that pass.
+// iterations' totals for that pass. With several workers in lockstep (BSP), an iteration
+// goes at the pace of its slowest worker: pace(t, f) says the slowest one computed f times
+// as long as this one in iteration t, and t's totals then count f times over (the units'
+// shape stays this worker's own).
 class UnitTimeEstimator {
  public:
   UnitTimeEstimator(std::size_t units, EstimatorOptions options);
   // One iteration's times (ms, one per unit, both the same length as `units`).
   void add(std::int64_t iteration, const std::vector<double>& forward_ms,
            const std::vector<double>& backward_ms);
+  // Iteration t (if still remembered) was paced by a worker `factor` (>= 1) times slower.
+  void pace(std::int64_t iteration, double factor);
   bool empty() const { return iterations_.empty(); }
   // Writes the estimates into profile.units[u].forward_ms / backward_ms (sizes must match).
   void apply(ModelProfile& profile) const;
@@ -62,6 +67,7 @@ class UnitTimeEstimator {
   struct Iteration {
     std::int64_t iteration;
     std::vector<double> forward, backward;
+    double pace = 1;  // the slowest worker's compute over this one's
   };
   std::size_t units_;
   EstimatorOptions options_;

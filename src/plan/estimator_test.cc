@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "base/error.h"
@@ -126,6 +127,33 @@ TEST(UnitTimeEstimator, TotalsFollowTheIterationsNotTheSumOfUnitMedians) {
   }
   EXPECT_NEAR(forward, 46, 1e-12);
   EXPECT_NEAR(c.total_ms(), 46 + 20, 1e-12);
+}
+
+TEST(UnitTimeEstimator, PacedIterationsCountAtTheSlowestWorkersTotal) {
+  // Two workers in lockstep: in every iteration the other one computed 1.25x as long (as
+  // the PS reported), so each pass is planned at that pace; this worker's shape is kept.
+  UnitTimeEstimator c(2, {});
+  for (int it = 0; it < 5; ++it) c.add(it, {10, 30}, {20, 20});
+  for (int it = 0; it < 5; ++it) c.pace(it, 1.25);
+  ModelProfile p;
+  p.units.resize(2);
+  c.apply(p);
+  EXPECT_NEAR(p.units[0].forward_ms, 12.5, 1e-12);
+  EXPECT_NEAR(p.units[1].forward_ms, 37.5, 1e-12);
+  EXPECT_NEAR(p.units[0].backward_ms, 25, 1e-12);
+  EXPECT_NEAR(c.total_ms(), 100, 1e-12);
+  // A pace for an iteration no longer (or not yet) remembered changes nothing; a median
+  // of paces: one outlier iteration does not move it.
+  UnitTimeEstimator d(1, {});
+  for (int it = 0; it < 5; ++it) d.add(it, {10}, {10});
+  d.pace(99, 3);
+  EXPECT_NEAR(d.total_ms(), 20, 1e-12);
+  d.pace(1, 3);
+  EXPECT_NEAR(d.total_ms(), 20, 1e-12);
+  for (int it = 0; it < 5; ++it) d.pace(it, 1.5);
+  EXPECT_NEAR(d.total_ms(), 30, 1e-12);
+  EXPECT_THROW(d.pace(1, 0.5), InvalidInput);
+  EXPECT_THROW(d.pace(1, std::nan("")), InvalidInput);
 }
 
 TEST(UnitTimeEstimator, RejectsBadInput) {

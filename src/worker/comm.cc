@@ -14,6 +14,9 @@ constexpr double kUnpaced = 1e15;  // bit/s: latency only, the kernel paces the 
 Clock::duration ms(double x) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(x));
 }
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
 // How long the link was busy with one transfer that arrived at `arrived` (after the one-way
 // latency) and could start at `ready`, or once the previous transfer in the same direction
@@ -125,6 +128,8 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan) {
   }
   next_ = PullRound{};
   ready_.assign(static_cast<std::size_t>(slicing_.num_atoms()), false);
+  compute_so_far_ms_ = 0;
+  forward_compute_ms_ = 0;
   push_built_.assign(plan.push.size(), false);
   next_push_ = 0;
   bytes_up = bytes_down = 0;
@@ -171,12 +176,17 @@ double Comm::latency_ms() const {
 Clock::time_point Comm::forward_done() {
   stretch(gate_passed.back());
   backward_mark_ = Clock::now();
+  forward_compute_ms_ += ms_between(gate_passed.back(), backward_mark_);
+  backward_start_ = backward_mark_;
   return backward_mark_;
 }
 
 void Comm::before_forward(int unit) {
   if (unit > 0) stretch(gate_passed[static_cast<std::size_t>(unit) - 1]);
   gate_called[static_cast<std::size_t>(unit)] = Clock::now();
+  if (unit > 0)
+    forward_compute_ms_ += ms_between(gate_passed[static_cast<std::size_t>(unit) - 1],
+                                      gate_called[static_cast<std::size_t>(unit)]);
   std::unique_lock<std::mutex> lock(mu_);
   // The pull segments holding the unit's atoms: consecutive, since pulls ascend.
   const auto first = static_cast<std::size_t>(current_.segment_of_atom[static_cast<std::size_t>(
@@ -201,9 +211,20 @@ void Comm::gradients_ready(int unit) {
   backward_mark_ = now;
   std::lock_guard<std::mutex> lock(mu_);
   grads_ready[static_cast<std::size_t>(unit)] = now;
+  compute_so_far_ms_ = forward_compute_ms_ + ms_between(backward_start_, now);
   for (int a = slicing_.first_atom[static_cast<std::size_t>(unit)]; a <= slicing_.last_atom(unit);
        ++a)
     ready_[static_cast<std::size_t>(a)] = true;
+}
+
+std::optional<double> Comm::slowest_compute_factor(std::int64_t iteration) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = barrier_.find(iteration);
+  if (it == barrier_.end() || !(it->second.own_ms > 0) || !(it->second.slowest_ms > 0))
+    return std::nullopt;
+  // The slowest includes this worker, so >= 1 but for rounding; a PS reporting nonsense
+  // (beyond an hour) was dropped on arrival, and the factor is capped all the same.
+  return std::clamp(it->second.slowest_ms / it->second.own_ms, 1.0, 100.0);
 }
 
 std::vector<Comm::LinkEvent> Comm::take_link_events() {
@@ -352,9 +373,13 @@ void Comm::loop() {
                         static_cast<std::size_t>(atom.params) * 4);
             at += atom.params * 4;
           }
-          net::seal_frame(frame, net::Header{net::MessageType::kPush, options_.rank, iteration_,
-                                             static_cast<std::uint32_t>(s.first),
-                                             static_cast<std::uint32_t>(s.last)});
+          net::Header h{net::MessageType::kPush, options_.rank, iteration_,
+                        static_cast<std::uint32_t>(s.first), static_cast<std::uint32_t>(s.last)};
+          h.compute_us = static_cast<std::uint64_t>(std::llround(compute_so_far_ms_ * 1000));
+          net::seal_frame(frame, h);
+          Barrier& b = barrier_[iteration_];
+          b.own_ms = std::max(b.own_ms, compute_so_far_ms_);
+          while (barrier_.size() > 16) barrier_.erase(barrier_.begin());
           queued_.push_back({iteration_, static_cast<int>(*k), static_cast<std::uint32_t>(s.first),
                              bytes, plan_.credit_bytes, std::move(frame)});
           bytes_up += bytes;
@@ -419,6 +444,11 @@ void Comm::loop() {
             asked.last != static_cast<int>(m.header.last_unit))
           continue;  // not a segment we asked for; the gate's timeout names what is missing
         bytes_down += static_cast<std::int64_t>(m.header.payload_bytes);
+        if (const double slowest_ms = static_cast<double>(m.header.compute_us) / 1000.0;
+            round->iteration > 0 && slowest_ms > 0 && slowest_ms < 3.6e6) {
+          if (auto b = barrier_.find(round->iteration - 1); b != barrier_.end())
+            b->second.slowest_ms = std::max(b->second.slowest_ms, slowest_ms);
+        }
         // The reply left the PS once the request had arrived and waited held_us; the link
         // was busy with it from then (or from the previous reply's end) until it arrived,
         // less the one-way latency.

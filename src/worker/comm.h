@@ -86,6 +86,12 @@ class Comm : public model::UnitObserver {
     double held_ms;     // pull: how long the PS held the request (units not yet updated)
     double service_ms;  // how long the link was busy with it: no waiting, queueing, latency
   };
+  // The BSP barrier: how many times this worker's compute in `iteration` the slowest
+  // worker's was (>= 1), from the PS's pull replies of iteration + 1; call once those have
+  // all arrived (after that iteration's forward pass). nullopt: not known (no replies yet,
+  // or nothing this worker pushed).
+  std::optional<double> slowest_compute_factor(std::int64_t iteration) const;
+
   // Completed transfers since the last call (a push completes when the PS acknowledges
   // it, which may be during the next iteration).
   std::vector<LinkEvent> take_link_events();
@@ -106,6 +112,10 @@ class Comm : public model::UnitObserver {
   std::optional<LinkChange> link_change_;  // under mu_; applied by the comm thread
   std::atomic<double> slowdown_;
   Clock::time_point backward_mark_{};  // end of the previous unit's backward (emulation)
+  // This iteration's compute so far (training thread): the forward pass's units without
+  // their waits at the gates, and when the backward pass began.
+  double forward_compute_ms_ = 0;
+  Clock::time_point backward_start_{};
   void stretch(Clock::time_point since);  // sleeps (slowdown - 1) x (now - since)
 
   mutable std::mutex mu_;
@@ -137,6 +147,12 @@ class Comm : public model::UnitObserver {
   void write_params(const net::Message& m);  // into the model
   const plan::Slicing& slicing_ = options_.slicing;
   std::vector<bool> ready_;  // by atom: gradients of this iteration handed over
+  double compute_so_far_ms_ = 0;  // forward + backward up to the last gradients handed over
+  struct Barrier {
+    double own_ms = 0;      // this worker's compute in the iteration (its last push's)
+    double slowest_ms = 0;  // the slowest worker's, as the PS's replies reported it
+  };
+  std::map<std::int64_t, Barrier> barrier_;  // by iteration, the last few
   Clock::time_point last_pull_delivered_{};
   std::vector<LinkEvent> link_events_;
   // Pushes: a segment's frame is built (its gradients copied) as soon as its gradients are

@@ -238,6 +238,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   struct ComputeSample {
     std::int64_t iteration;
     std::vector<double> forward, backward;
+    double pace = 0;  // the barrier's (UnitTimeEstimator::pace); 0: not known
   };
   std::vector<ComputeSample> compute_log;
   std::vector<Comm::LinkEvent> link_log;
@@ -456,6 +457,15 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       if (next.full_duplex) comm.prefetch(it + 1, slicing.lift(next));
     }
     loss.backward();
+    // The barrier: the previous iteration went at the pace of the slowest worker, which the
+    // PS reported with this iteration's parameters (all in by now).
+    if (it > 0)
+      if (const std::optional<double> f = comm.slowest_compute_factor(it - 1)) {
+        compute_estimator.pace(it - 1, *f);
+        warmup_compute.pace(it - 1, *f);
+        if (!compute_log.empty() && compute_log.back().iteration == it - 1)
+          compute_log.back().pace = *f;
+      }
     comm.finish_iteration();
     if (it < o.warmup) comm.wait_for_acks();  // every transfer timed before planning
     const double l = loss.item<double>();
@@ -586,7 +596,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     // machine's drift over a long run, which the warm-up's cannot.
     plan::UnitTimeEstimator c(static_cast<std::size_t>(n_units), o.estimator);
     plan::LinkEstimator down(o.estimator), up(o.estimator);
-    std::size_t next_sample = 0;
+    std::size_t next_sample = 0, next_pace = 0;
     std::vector<std::pair<std::int64_t, const Comm::LinkEvent*>> events;
     for (const Comm::LinkEvent& e : link_log) events.emplace_back(e.iteration, &e);
     std::stable_sort(events.begin(), events.end(),
@@ -597,6 +607,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
            ++next_sample)
         c.add(compute_log[next_sample].iteration, compute_log[next_sample].forward,
               compute_log[next_sample].backward);
+      // The pace of t - 1 arrives during t: known from t + 1 on.
+      for (; next_pace < compute_log.size() && compute_log[next_pace].iteration < r.iteration - 1;
+           ++next_pace)
+        if (compute_log[next_pace].pace >= 1)
+          c.pace(compute_log[next_pace].iteration, compute_log[next_pace].pace);
       for (; next_event < events.size() && events[next_event].first < r.iteration; ++next_event) {
         const Comm::LinkEvent& e = *events[next_event].second;
         (e.up ? up : down).add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
