@@ -81,6 +81,20 @@ class ClusterTest : public ::testing::Test {
     c.wait();
     return read_file(out + "/weights.bin");
   }
+  // `dynacomm train` (lenet5) with a device-slowdown trace of `rows` (after the CSV header)
+  // and more flags; the run folder is dir_/name. On failure: the log.
+  ::testing::AssertionResult train_with_slowdowns(const std::string& name, const std::string& rows,
+                                                  const std::string& flags) {
+    const std::string trace = dir_ + "/" + name + ".csv", log = dir_ + "/" + name + ".log";
+    std::ofstream(trace) << "time_s,factor,worker\n" << rows;
+    const std::string cmd = std::string(DYNACOMM_EXE) +
+                            " train --model lenet5 --batch 32 --train-samples 4000"
+                            " --test-samples 100 --latency 1ms " +
+                            flags + " --device-slowdown-trace " + trace + " --out " + dir_ + "/" +
+                            name + " > " + log + " 2>&1";
+    if (std::system(cmd.c_str()) == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << read_file(log);
+  }
   std::string dir_;
 };
 
@@ -149,9 +163,9 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
   nlohmann::json rows = nlohmann::json::parse(read_file(out + "/bench.json"));
   ASSERT_EQ(rows.size(), 4u);  // 2 strategies x 2 bandwidths
   for (const auto& r : rows) {
-    for (const char* key : {"scheduler", "model", "workers", "down_bps", "up_bps", "latency_ms",
-                            "median_ms", "min_ms", "max_ms", "predicted_ms", "ideal_ms",
-                            "speedup_vs_sequential"})
+    for (const char* key :
+         {"scheduler", "model", "workers", "down_bps", "up_bps", "latency_ms", "median_ms",
+          "min_ms", "max_ms", "predicted_ms", "ideal_ms", "speedup_vs_sequential"})
       EXPECT_TRUE(r.contains(key)) << key;
     // Not measured: the first iteration of each turn, and the job's last (final fetch), which
     // is one the bench adds so that every strategy gets the same count.
@@ -168,8 +182,8 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
   }
   EXPECT_EQ(rows[0]["down_bps"], 200e6);
   EXPECT_EQ(rows[3]["down_bps"], 1e9);
-  for (const char* f : {"bench.csv", "bench.md", "bench-200mbit.svg", "gantt-1gbit.svg",
-                        "speedup.svg"})
+  for (const char* f :
+       {"bench.csv", "bench.md", "bench-200mbit.svg", "gantt-1gbit.svg", "speedup.svg"})
     EXPECT_FALSE(read_file(out + "/" + f).empty()) << f;
   EXPECT_NE(read_file(out + "/gantt-1gbit.svg").find(">dynacomm<"), std::string::npos);
 }
@@ -256,17 +270,8 @@ TEST_F(ClusterTest, BenchComparesReplanningPoliciesOnATrace) {
 // compute estimate follows (the final estimates against the warm-up's profile). The bound
 // leaves room for a warm-up slowed by other tests running beside it (seen: 2x).
 TEST_F(ClusterTest, ComputeEstimateFollowsADeviceSlowdownTrace) {
-  {
-    std::ofstream t(dir_ + "/slow.csv");
-    t << "time_s,factor,worker\n0,1,all\n5,10,0\n";
-  }
   const std::string out = dir_ + "/slow";
-  const std::string cmd =
-      std::string(DYNACOMM_EXE) +
-      " train --model lenet5 --iterations 60 --batch 32 --train-samples 4000"
-      " --test-samples 100 --down 20mbit --latency 1ms --device-slowdown-trace " +
-      dir_ + "/slow.csv --out " + out + " > " + dir_ + "/slow.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/slow.log");
+  ASSERT_TRUE(train_with_slowdowns("slow", "0,1,all\n5,10,0\n", "--iterations 60 --down 20mbit"));
   const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
   auto compute_ms = [](const nlohmann::json& profile) {
     double total = 0;
@@ -277,8 +282,7 @@ TEST_F(ClusterTest, ComputeEstimateFollowsADeviceSlowdownTrace) {
   const double before = compute_ms(summary["profile"]);
   const double after = compute_ms(summary["final_estimates"]["profile"]);
   ASSERT_GT(before, 0);
-  EXPECT_GT(after / before, 3) << "warm-up " << before << " ms, final estimate " << after
-                                 << " ms";
+  EXPECT_GT(after / before, 3) << "warm-up " << before << " ms, final estimate " << after << " ms";
 }
 
 // BSP goes at the pace of the slowest worker: worker 1's device is 5x slower throughout,
@@ -286,17 +290,8 @@ TEST_F(ClusterTest, ComputeEstimateFollowsADeviceSlowdownTrace) {
 // PS reports with every iteration's parameters. Fails without the barrier's pace: worker
 // 0's estimate is then its own compute.
 TEST_F(ClusterTest, EveryWorkerPlansForTheSlowestWorkersCompute) {
-  {
-    std::ofstream t(dir_ + "/slow1.csv");
-    t << "time_s,factor,worker\n0,5,1\n";
-  }
   const std::string out = dir_ + "/pace";
-  const std::string cmd =
-      std::string(DYNACOMM_EXE) +
-      " train --model lenet5 --workers 2 --iterations 30 --batch 32 --train-samples 4000"
-      " --test-samples 100 --down 1gbit --latency 1ms --device-slowdown-trace " +
-      dir_ + "/slow1.csv --out " + out + " > " + dir_ + "/pace.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/pace.log");
+  ASSERT_TRUE(train_with_slowdowns("pace", "0,5,1\n", "--workers 2 --iterations 30 --down 1gbit"));
   const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
   double estimate = 0;  // worker 0's final compute estimate
   for (const auto& u : summary["final_estimates"]["profile"]["units"])
@@ -319,9 +314,9 @@ TEST_F(ClusterTest, EveryWorkerPlansForTheSlowestWorkersCompute) {
   std::sort(slow.begin(), slow.end());
   const double mine_ms = mine[mine.size() / 2], slow_ms = slow[slow.size() / 2];
   // Bounds with room for other tests' load beside this one (it shifts both workers alike).
-  const std::string figures = "worker 0 plans for " + std::to_string(estimate) +
-                              " ms, computes " + std::to_string(mine_ms) +
-                              " ms; worker 1 computes " + std::to_string(slow_ms) + " ms";
+  const std::string figures = "worker 0 plans for " + std::to_string(estimate) + " ms, computes " +
+                              std::to_string(mine_ms) + " ms; worker 1 computes " +
+                              std::to_string(slow_ms) + " ms";
   EXPECT_GT(slow_ms, 2.5 * mine_ms) << "the emulated slowdown did not take: " << figures;
   EXPECT_GT(estimate, 2.5 * mine_ms) << figures;
   EXPECT_LT(estimate, 2 * slow_ms) << figures;
