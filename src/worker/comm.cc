@@ -14,9 +14,6 @@ constexpr double kUnpaced = 1e15;  // bit/s: latency only, the kernel paces the 
 Clock::duration ms(double x) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(x));
 }
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
 
 // How long the link was busy with one transfer that arrived at `arrived` (after the one-way
 // latency) and could start at `ready`, or once the previous transfer in the same direction

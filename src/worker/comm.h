@@ -22,6 +22,10 @@ namespace dynacomm::worker {
 
 using Clock = std::chrono::steady_clock;
 
+inline double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
 struct CommOptions {
   int rank = 0;
   double down_bps = 0, up_bps = 0;  // 0: not paced here (the kernel shapes the link)

@@ -27,10 +27,6 @@ namespace dynacomm::worker {
 
 namespace {
 
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
 // epoch and oracle take any plan predicted faster, ignoring differences in the last digits.
 constexpr double kAnyGain = 1e-3;
 
