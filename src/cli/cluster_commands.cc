@@ -120,13 +120,15 @@ void add_worker_command(CLI::App& app) {
                       std::to_string(it.pull_segments), std::to_string(it.push_segments), cell(acc),
                       it.plan_change, it.plan_change.empty() ? "" : cell(it.predicted_gain_ms),
                       it.predicted_ms > 0 ? cell(it.predicted_ms) : "",
-                      it.ideal_ms > 0 ? cell(it.ideal_ms) : ""});
+                      it.ideal_ms > 0 ? cell(it.ideal_ms) : "",
+                      it.predicted_slowest_ms > 0 ? cell(it.predicted_slowest_ms) : ""});
     }
-    run.write_csv("metrics.csv",
-                  {"iteration", "epoch", "start_s", "iteration_ms", "loss", "bytes_up",
-                   "bytes_down", "plan_id", "pull_segments", "push_segments", "test_accuracy",
-                   "plan_change", "predicted_gain_ms", "predicted_ms", "ideal_ms"},
-                  rows);
+    run.write_csv(
+        "metrics.csv",
+        {"iteration", "epoch", "start_s", "iteration_ms", "loss", "bytes_up", "bytes_down",
+         "plan_id", "pull_segments", "push_segments", "test_accuracy", "plan_change",
+         "predicted_gain_ms", "predicted_ms", "ideal_ms", "predicted_slowest_ms"},
+        rows);
     run.write_floats("weights.bin", r.final_weights);
     nlohmann::json plan = plan::to_json(r.plan);
     nlohmann::json plans = nlohmann::json::array();
@@ -145,48 +147,49 @@ void add_worker_command(CLI::App& app) {
                          {"why", c.why},
                          {"predicted_current_ms", c.predicted_current_ms},
                          {"predicted_best_ms", c.predicted_best_ms}});
-    run.write_json("summary.json",
-                   {{"mode", "cluster"},
-                    {"scheduler", f->job.scheduler},
-                    {"model", f->job.model},
-                    {"workers", f->job.workers},
-                    {"batch", f->job.batch},
-                    {"iterations", static_cast<std::int64_t>(r.iterations.size())},
-                    {"iterations_per_epoch", r.steps_per_epoch},
-                    {"median_iteration_ms", r.median_iteration_ms},
-                    {"predicted_ms", r.predicted_ms},
-                    {"predicted_sequential_ms", r.predicted_sequential_ms},
-                    {"test_accuracy", r.test_accuracy},
-                    {"bytes_up", up},
-                    {"bytes_down", down},
-                    {"link",
-                     {{"down", f->job.down},
-                      {"up", f->job.up.empty() ? f->job.down : f->job.up},
-                      {"latency", f->job.latency},
-                      {"emulation", f->job.net == "netns"
-                                        ? "kernel tbf in network namespaces; latency in the "
-                                          "transport"
-                                        : "user-space token bucket + latency"}}},
-                    {"measured_link",
-                     {{"transport_rtt_ms", r.transport_rtt_ms},
-                      {"planned_down_bps", r.planned_link.down_bps},
-                      {"planned_up_bps", r.planned_link.up_bps},
-                      {"planned_overhead_down_ms", r.planned_link.overhead_down_ms},
-                      {"planned_overhead_up_ms", r.planned_link.overhead_up_ms},
-                      {"down", link_fit_json(r.measured_down)},
-                      {"up", link_fit_json(r.measured_up)}}},
-                    {"plan", plan},
-                    {"plans", plans},
-                    {"replan", f->job.replan},
-                    {"plan_changes", changes},
-                    {"ideal_ms", r.ideal_ms},
-                    {"final_estimates",
-                     {{"link", plan::to_json(r.final_link)},
-                      {"ideal_ms", r.ideal_final_ms},
-                      {"profile", plan::to_json(r.final_profile)}}},
-                    {"device_slowdown", f->job.device_slowdown},
-                    {"profile", plan::to_json(r.profile)},
-                    {"weights", "weights.bin: float32 little-endian, units in order"}});
+    run.write_json(
+        "summary.json",
+        {{"mode", "cluster"},
+         {"scheduler", f->job.scheduler},
+         {"model", f->job.model},
+         {"workers", f->job.workers},
+         {"batch", f->job.batch},
+         {"iterations", static_cast<std::int64_t>(r.iterations.size())},
+         {"iterations_per_epoch", r.steps_per_epoch},
+         {"median_iteration_ms", r.median_iteration_ms},
+         {"predicted_ms", r.predicted_ms},
+         {"predicted_sequential_ms", r.predicted_sequential_ms},
+         {"predicted_slowest_ms", r.predicted_slowest_ms},
+         {"test_accuracy", r.test_accuracy},
+         {"bytes_up", up},
+         {"bytes_down", down},
+         {"link",
+          {{"down", f->job.down},
+           {"up", f->job.up.empty() ? f->job.down : f->job.up},
+           {"latency", f->job.latency},
+           {"emulation", f->job.net == "netns" ? "kernel tbf in network namespaces; latency in the "
+                                                 "transport"
+                                               : "user-space token bucket + latency"}}},
+         {"measured_link",
+          {{"transport_rtt_ms", r.transport_rtt_ms},
+           {"planned_down_bps", r.planned_link.down_bps},
+           {"planned_up_bps", r.planned_link.up_bps},
+           {"planned_overhead_down_ms", r.planned_link.overhead_down_ms},
+           {"planned_overhead_up_ms", r.planned_link.overhead_up_ms},
+           {"down", link_fit_json(r.measured_down)},
+           {"up", link_fit_json(r.measured_up)}}},
+         {"plan", plan},
+         {"plans", plans},
+         {"replan", f->job.replan},
+         {"plan_changes", changes},
+         {"ideal_ms", r.ideal_ms},
+         {"final_estimates",
+          {{"link", plan::to_json(r.final_link)},
+           {"ideal_ms", r.ideal_final_ms},
+           {"profile", plan::to_json(r.final_profile)}}},
+         {"device_slowdown", f->job.device_slowdown},
+         {"profile", plan::to_json(r.profile)},
+         {"weights", "weights.bin: float32 little-endian, units in order"}});
   });
 }
 

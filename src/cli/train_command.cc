@@ -91,6 +91,13 @@ void run_cluster(const TrainFlags& f) {
       "median iteration %.1f ms with %s (predicted %.1f ms); sequential would take %.1f ms "
       "(predicted): the plan is predicted %.2fx faster\n",
       median, j.scheduler.c_str(), pred, seq, pred > 0 ? seq / pred : 0.0);
+  // Under BSP the slowest worker sets the pace; worker 0's own figures above are for its
+  // link and device.
+  if (const double slowest = s.value("predicted_slowest_ms", 0.0); slowest > 1.05 * pred)
+    std::printf(
+        "the slowest worker's link or device sets the pace: its plan is predicted %.1f ms "
+        "per iteration (worker 0's own: %.1f ms)\n",
+        slowest, pred);
   if (s.contains("plan_changes") && !s["plan_changes"].empty()) {
     std::printf(
         "worker 0 re-planned %zu time(s) while training (--replan %s); the prediction "

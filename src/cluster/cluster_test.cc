@@ -322,6 +322,31 @@ TEST_F(ClusterTest, EveryWorkerPlansForTheSlowestWorkersCompute) {
   EXPECT_LT(estimate, 2 * slow_ms) << figures;
 }
 
+// Under BSP the slowest link sets everyone's pace: worker 0, on a fast link, reports the
+// job's prediction from worker 1's, which its own link cannot show.
+TEST_F(ClusterTest, TheJobIsPredictedFromTheSlowestWorkersLink) {
+  const std::string out = dir_ + "/slowlink";
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " train --model lenet5 --iterations 9 --batch 32 --train-samples 1000"
+                          " --test-samples 100 --down 1gbit --latency 1ms"
+                          " --link 1:4mbit,4mbit,1ms --out " +
+                          out + " > " + dir_ + "/slowlink.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/slowlink.log");
+  const nlohmann::json s = nlohmann::json::parse(read_file(out + "/summary.json"));
+  const double measured = s["median_iteration_ms"], own = s["predicted_ms"],
+               job = s["predicted_slowest_ms"];
+  const std::string figures = "measured " + std::to_string(measured) + " ms, worker 0 predicts " +
+                              std::to_string(own) + " ms for its link, the job " +
+                              std::to_string(job) + " ms";
+  // lenet5's 247 kB each way at 4 Mbit/s: about 1 s per iteration; at 1 Gbit/s a few ms.
+  EXPECT_LT(own, 0.2 * measured) << figures;
+  EXPECT_GT(job, 0.6 * measured) << figures;
+  EXPECT_LT(job, 1.5 * measured) << figures;
+  EXPECT_NE(read_file(dir_ + "/slowlink.log").find("the slowest worker's link or device"),
+            std::string::npos);
+  EXPECT_NE(read_file(out + "/metrics.csv").find("predicted_slowest_ms"), std::string::npos);
+}
+
 // A malformed trace is refused before anything starts, naming the line.
 TEST_F(ClusterTest, MalformedTraceIsRefusedNamingTheLine) {
   {

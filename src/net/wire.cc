@@ -83,7 +83,8 @@ void seal_frame(std::string& out, Header h) {
   put<std::uint32_t>(out, 40, h.payload_crc32);
   put<std::uint64_t>(out, 44, h.held_us);
   put<std::uint64_t>(out, 52, h.compute_us);
-  put<std::uint32_t>(out, 60, crc32(out.data(), 60));
+  put<std::uint64_t>(out, 60, h.predicted_us);
+  put<std::uint32_t>(out, 68, crc32(out.data(), 68));
 }
 
 std::string encode(Header h, const void* payload, std::size_t payload_size) {
@@ -108,7 +109,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   if (version != kProtocolVersion)
     return fail("protocol version " + std::to_string(version) + ", expected " +
                 std::to_string(kProtocolVersion));
-  if (get<std::uint32_t>(p + 60) != crc32(p, 60)) return fail("header checksum mismatch");
+  if (get<std::uint32_t>(p + 68) != crc32(p, 68)) return fail("header checksum mismatch");
 
   Header& h = r.header;
   const auto type = get<std::uint16_t>(p + 6);
@@ -127,6 +128,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   h.payload_crc32 = get<std::uint32_t>(p + 40);
   h.held_us = get<std::uint64_t>(p + 44);
   h.compute_us = get<std::uint64_t>(p + 52);
+  h.predicted_us = get<std::uint64_t>(p + 60);
 
   if (h.sender < -1 || h.sender > limits.max_sender)
     return fail("sender rank " + std::to_string(h.sender) + " out of range");

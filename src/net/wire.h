@@ -1,4 +1,4 @@
-// The wire format of every PS <-> worker message: a fixed 64-byte little-endian header,
+// The wire format of every PS <-> worker message: a fixed 72-byte little-endian header,
 // then the payload. The decoder validates every field before anything else looks at the
 // message, and reports what was wrong instead of throwing or crashing: a remote peer must
 // never be able to crash us or corrupt the server.
@@ -11,8 +11,8 @@
 //
 // Layout (offsets in bytes): magic u32 "DYNC" | version u16 | type u16 | sender i32 |
 // codec u16 | flags u16 | iteration i64 | first_unit u32 | last_unit u32 |
-// payload_bytes u64 | payload_crc32 u32 | held_us u64 | compute_us u64 | header_crc32 u32
-// (over bytes 0..59).
+// payload_bytes u64 | payload_crc32 u32 | held_us u64 | compute_us u64 | predicted_us u64 |
+// header_crc32 u32 (over bytes 0..67). The payload starts 8-byte aligned.
 #pragma once
 
 #include <cstddef>
@@ -23,8 +23,8 @@
 namespace dynacomm::net {
 
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
-constexpr std::uint16_t kProtocolVersion = 3;
-constexpr std::size_t kHeaderBytes = 64;
+constexpr std::uint16_t kProtocolVersion = 4;
+constexpr std::size_t kHeaderBytes = 72;
 
 enum class MessageType : std::uint16_t {
   kHello = 1,        // worker -> PS: join; payload: JSON job description. PS -> worker: welcome
@@ -68,6 +68,11 @@ struct Header {
   // far as the PS has heard (0: nothing yet), so each worker can plan for the compute that
   // actually paces the job.
   std::uint64_t compute_us = 0;
+  // The barrier's other input. On a push: the sender's predicted time of this iteration,
+  // for the plan it runs and its own link (0: no prediction yet, e.g. during warm-up). On a
+  // pull reply for iteration t: the largest any worker sent for t - 1 (0: none), so each
+  // worker knows what the slowest link or device predicts for the whole job.
+  std::uint64_t predicted_us = 0;
 };
 
 // What a well-formed message of this job may contain.

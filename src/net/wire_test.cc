@@ -21,6 +21,7 @@ std::string push_message() {
   std::vector<float> grads(2 + 100, 1.5f);  // units 1..2: 8 + 400 bytes
   Header h{MessageType::kPush, 3, 42, 1, 2};
   h.compute_us = 987654321;
+  h.predicted_us = 2718000;
   return encode(h, grads.data(), grads.size() * 4);
 }
 
@@ -36,6 +37,7 @@ TEST(Wire, RoundTrip) {
   EXPECT_EQ(r.header.last_unit, 2u);
   EXPECT_EQ(r.header.payload_bytes, 408u);
   EXPECT_EQ(r.header.compute_us, 987654321u);
+  EXPECT_EQ(r.header.predicted_us, 2718000u);
   EXPECT_EQ(reinterpret_cast<const float*>(r.payload)[0], 1.5f);
   std::string req = encode(Header{MessageType::kPullRequest, 0, 5, 0, 2}, nullptr, 0);
   EXPECT_TRUE(decode(req.data(), req.size(), kLimits).ok());
@@ -55,6 +57,7 @@ TEST(Wire, FramesBuiltInPlaceEqualEncoded) {
   Header h{MessageType::kPullReply, -1, 9, 1, 2};
   h.held_us = 77;
   h.compute_us = 1234;
+  h.predicted_us = 5678;
   std::string f = make_frame(grads.size() * 4);
   ASSERT_EQ(f.size(), kHeaderBytes + 408);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&f[kHeaderBytes]) % alignof(float), 0u);
@@ -74,13 +77,13 @@ std::string with(Header h, std::size_t payload_size) {
 std::string error_of(const std::string& m) { return decode(m.data(), m.size(), kLimits).error; }
 
 TEST(Wire, RejectsMalformedFields) {
-  EXPECT_NE(error_of("short").find("shorter than the 64-byte header"), std::string::npos);
+  EXPECT_NE(error_of("short").find("shorter than the 72-byte header"), std::string::npos);
   std::string m = push_message();
   m[0] = 'X';
   EXPECT_EQ(error_of(m), "bad magic number (not a dynacomm message)");
   m = push_message();
   m[4] = 9;
-  EXPECT_EQ(error_of(m), "protocol version 9, expected 3");
+  EXPECT_EQ(error_of(m), "protocol version 9, expected 4");
   m = push_message();
   m[20] ^= 1;  // iteration bit flipped in transit
   EXPECT_EQ(error_of(m), "header checksum mismatch");
@@ -89,6 +92,9 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(m), "header checksum mismatch");
   m = push_message();
   m[55] ^= 1;  // and compute_us
+  EXPECT_EQ(error_of(m), "header checksum mismatch");
+  m = push_message();
+  m[63] ^= 1;  // and predicted_us
   EXPECT_EQ(error_of(m), "header checksum mismatch");
   m = push_message();
   m[kHeaderBytes + 5] ^= 1;

@@ -58,9 +58,13 @@ struct PsServer::Impl {
   int shut_down = 0;
   std::int64_t trace_from = 0, trace_count = 0;
   std::vector<PsEvent> events;
-  // The slowest compute any worker reported per iteration (push compute_us), for the pull
-  // replies of the next; only the last few iterations are kept.
-  std::map<std::int64_t, std::uint64_t> slowest_compute_us;
+  // Per iteration, the largest compute time and predicted iteration time any worker sent
+  // with its pushes (compute_us, predicted_us), for the pull replies of the next; only the
+  // last few iterations are kept.
+  struct Slowest {
+    std::uint64_t compute_us = 0, predicted_us = 0;
+  };
+  std::map<std::int64_t, Slowest> slowest;
 
   bool traced(std::int64_t iteration) const {
     return iteration >= trace_from && iteration < trace_from + trace_count;
@@ -179,8 +183,10 @@ void PsServer::Impl::answer_pulls() {
     const auto now = Clock::now();
     h.held_us = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(now - it->received).count());
-    if (auto s = slowest_compute_us.find(it->iteration - 1); s != slowest_compute_us.end())
-      h.compute_us = s->second;
+    if (auto s = slowest.find(it->iteration - 1); s != slowest.end()) {
+      h.compute_us = s->second.compute_us;
+      h.predicted_us = s->second.predicted_us;
+    }
     net::seal_frame(frame, h);
     send_frame(it->peer, h.type, std::move(frame));
     if (traced(it->iteration))
@@ -231,9 +237,10 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m)
         const std::vector<int> advanced = store->push(h.sender, first, last, h.iteration,
                                                       reinterpret_cast<const float*>(m.payload));
         const auto end = Clock::now();
-        std::uint64_t& slowest = slowest_compute_us[h.iteration];
-        slowest = std::max(slowest, h.compute_us);
-        while (slowest_compute_us.size() > 8) slowest_compute_us.erase(slowest_compute_us.begin());
+        Slowest& s = slowest[h.iteration];
+        s.compute_us = std::max(s.compute_us, h.compute_us);
+        s.predicted_us = std::max(s.predicted_us, h.predicted_us);
+        while (slowest.size() > 8) slowest.erase(slowest.begin());
         net::Header ack{net::MessageType::kPushAck, -1, h.iteration, h.first_unit, h.last_unit};
         ack.held_us = static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::microseconds>(end - start).count());

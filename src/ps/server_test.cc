@@ -163,8 +163,8 @@ TEST(PsCluster, AnySegmentationGivesBitIdenticalWeights) {
 }
 
 // A pull reply says how long its request waited for the units' update, so the worker can
-// tell waiting from transfer, and how long the slowest worker computed in the iteration
-// before; the PS's own events of the traced iterations are kept.
+// tell waiting from transfer, how long the slowest worker computed in the iteration before
+// and the slowest prediction of it; the PS's own events of the traced iterations are kept.
 TEST(PsCluster, RepliesCarryTheirWaitAndThePsTracesItsEvents) {
   PsServer ps(server_options(2));
   ps.start();
@@ -185,23 +185,27 @@ TEST(PsCluster, RepliesCarryTheirWaitAndThePsTracesItsEvents) {
   for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
   c[0]->send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
   std::vector<float> zeros(all.size(), 0.0f);
-  auto push = [&](int r, std::int64_t it, std::uint64_t compute_us = 0) {
+  auto push = [&](int r, std::int64_t it, std::uint64_t compute_us = 0,
+                  std::uint64_t predicted_us = 0) {
     Header h{MessageType::kPush, r, it, 0, 3};
     h.compute_us = compute_us;
+    h.predicted_us = predicted_us;
     c[static_cast<std::size_t>(r)]->send(h, zeros.data(), zeros.size() * 4);
     net::Message ack = c[static_cast<std::size_t>(r)]->receive(5s, "the push ack");
     EXPECT_EQ(ack.header.type, MessageType::kPushAck);
     EXPECT_EQ(ack.header.iteration, it);
   };
-  push(0, 0, 100'000);  // each push tells how long its worker computed
+  // Each push tells how long its worker computed and what it predicts for the iteration.
+  push(0, 0, 100'000, 900'000);
   c[0]->send(Header{MessageType::kPullRequest, 0, 1, 0, 3}, nullptr, 0);  // needs rank 1's push
   std::this_thread::sleep_for(300ms);
-  push(1, 0, 250'000);
+  push(1, 0, 250'000, 400'000);
   net::Message reply = c[0]->receive(5s, "the pull reply");
   ASSERT_EQ(reply.header.type, MessageType::kPullReply);
   EXPECT_GE(reply.header.held_us, 250'000u);  // waited for rank 1
   EXPECT_LT(reply.header.held_us, 5'000'000u);
-  EXPECT_EQ(reply.header.compute_us, 250'000u);  // the slowest worker of iteration 0
+  EXPECT_EQ(reply.header.compute_us, 250'000u);    // the slowest worker of iteration 0
+  EXPECT_EQ(reply.header.predicted_us, 900'000u);  // and the slowest prediction (another one)
   push(0, 1);  // traced iteration
   push(1, 1);
   for (int r = 0; r < 2; ++r) c[r]->send(Header{MessageType::kShutdown, r, 0, 0, 0}, nullptr, 0);

@@ -107,11 +107,12 @@ void Comm::write_params(const net::Message& m) {
   }
 }
 
-void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan) {
+void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, double predicted_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   check_failed();
   iteration_ = iteration;
   plan_ = plan;
+  predicted_ms_ = std::isfinite(predicted_ms) && predicted_ms > 0 ? predicted_ms : 0;
   if (next_.iteration == iteration) {  // prefetched during the previous backward pass
     current_ = std::move(next_);
     for (const net::Message& m : current_.held) {  // the model is free to take them now
@@ -222,6 +223,13 @@ std::optional<double> Comm::slowest_compute_factor(std::int64_t iteration) const
   // The slowest includes this worker, so >= 1 but for rounding; a PS reporting nonsense
   // (beyond an hour) was dropped on arrival, and the factor is capped all the same.
   return std::clamp(it->second.slowest_ms / it->second.own_ms, 1.0, 100.0);
+}
+
+std::optional<double> Comm::slowest_predicted_ms(std::int64_t iteration) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = barrier_.find(iteration);
+  if (it == barrier_.end() || !(it->second.slowest_predicted_ms > 0)) return std::nullopt;
+  return it->second.slowest_predicted_ms;
 }
 
 std::vector<Comm::LinkEvent> Comm::take_link_events() {
@@ -373,6 +381,7 @@ void Comm::loop() {
           net::Header h{net::MessageType::kPush, options_.rank, iteration_,
                         static_cast<std::uint32_t>(s.first), static_cast<std::uint32_t>(s.last)};
           h.compute_us = static_cast<std::uint64_t>(std::llround(compute_so_far_ms_ * 1000));
+          h.predicted_us = static_cast<std::uint64_t>(std::llround(predicted_ms_ * 1000));
           net::seal_frame(frame, h);
           Barrier& b = barrier_[iteration_];
           b.own_ms = std::max(b.own_ms, compute_so_far_ms_);
@@ -441,10 +450,15 @@ void Comm::loop() {
             asked.last != static_cast<int>(m.header.last_unit))
           continue;  // not a segment we asked for; the gate's timeout names what is missing
         bytes_down += static_cast<std::int64_t>(m.header.payload_bytes);
-        if (const double slowest_ms = static_cast<double>(m.header.compute_us) / 1000.0;
-            round->iteration > 0 && slowest_ms > 0 && slowest_ms < 3.6e6) {
-          if (auto b = barrier_.find(round->iteration - 1); b != barrier_.end())
-            b->second.slowest_ms = std::max(b->second.slowest_ms, slowest_ms);
+        // The barrier's figures of t - 1; beyond an hour is nonsense from the PS, dropped.
+        if (auto b = barrier_.find(round->iteration - 1);
+            round->iteration > 0 && b != barrier_.end()) {
+          const double compute_ms = static_cast<double>(m.header.compute_us) / 1000.0;
+          const double predicted_ms = static_cast<double>(m.header.predicted_us) / 1000.0;
+          if (compute_ms > 0 && compute_ms < 3.6e6)
+            b->second.slowest_ms = std::max(b->second.slowest_ms, compute_ms);
+          if (predicted_ms > 0 && predicted_ms < 3.6e6)
+            b->second.slowest_predicted_ms = std::max(b->second.slowest_predicted_ms, predicted_ms);
         }
         // The reply left the PS once the request had arrived and waited held_us; the link
         // was busy with it from then (or from the previous reply's end) until it arrived,

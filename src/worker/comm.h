@@ -49,7 +49,9 @@ class Comm : public model::UnitObserver {
   // Starts iteration t: sends the plan's pull requests for t (after the one-way latency),
   // unless prefetch(t, ...) already did; then t's forward waits on those requests'
   // segments, and replies that arrived early are written into the model now.
-  void begin_iteration(std::int64_t iteration, const plan::Plan& plan);
+  // predicted_ms: this worker's prediction of the iteration (0: none), sent with its pushes
+  // for the BSP barrier (slowest_predicted_ms).
+  void begin_iteration(std::int64_t iteration, const plan::Plan& plan, double predicted_ms = 0);
   // A full-duplex plan: sends the pull requests for iteration t (the next one) now, during
   // the current iteration's backward pass, in the plan's pull order; the PS answers each
   // once its units are at version t, and the replies are held until begin_iteration(t).
@@ -95,6 +97,9 @@ class Comm : public model::UnitObserver {
   // all arrived (after that iteration's forward pass). nullopt: not known (no replies yet,
   // or nothing this worker pushed).
   std::optional<double> slowest_compute_factor(std::int64_t iteration) const;
+  // The largest prediction of `iteration` any worker sent (the slowest link or device sets
+  // the job's pace), from the PS's pull replies of iteration + 1; the same conditions.
+  std::optional<double> slowest_predicted_ms(std::int64_t iteration) const;
 
   // Completed transfers since the last call (a push completes when the PS acknowledges
   // it, which may be during the next iteration).
@@ -152,9 +157,11 @@ class Comm : public model::UnitObserver {
   const plan::Slicing& slicing_ = options_.slicing;
   std::vector<bool> ready_;  // by atom: gradients of this iteration handed over
   double compute_so_far_ms_ = 0;  // forward + backward up to the last gradients handed over
+  double predicted_ms_ = 0;       // this worker's prediction of the iteration (0: none)
   struct Barrier {
     double own_ms = 0;      // this worker's compute in the iteration (its last push's)
     double slowest_ms = 0;  // the slowest worker's, as the PS's replies reported it
+    double slowest_predicted_ms = 0;  // the largest prediction of the iteration reported
   };
   std::map<std::int64_t, Barrier> barrier_;  // by iteration, the last few
   Clock::time_point last_pull_delivered_{};

@@ -435,7 +435,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     const auto now = Clock::now();
     if (it > 0) result.iterations.back().ms = ms_between(iteration_start, now);
     iteration_start = now;
-    comm.begin_iteration(it, slicing.lift(plan));
+    comm.begin_iteration(
+        it, slicing.lift(plan),
+        it < o.warmup ? 0.0 : result.plans[plan_index(it)].predicted_ms);  // warm-up: none
 
     const std::int64_t begin = step * o.batch;
     const std::int64_t end =
@@ -462,6 +464,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         if (!compute_log.empty() && compute_log.back().iteration == it - 1)
           compute_log.back().pace = *f;
       }
+    if (it > 0 && !result.iterations.empty() && result.iterations.back().iteration == it - 1)
+      if (const std::optional<double> p = comm.slowest_predicted_ms(it - 1))
+        result.iterations.back().predicted_slowest_ms = *p;
     comm.finish_iteration();
     if (it < o.warmup) comm.wait_for_acks();  // every transfer timed before planning
     const double l = loss.item<double>();
@@ -625,6 +630,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   for (const auto& r : result.iterations)
     if (r.iteration >= o.warmup && r.ms > 0) times.push_back(r.ms);
   result.median_iteration_ms = median(times);
+  std::vector<double> slowest;
+  for (const auto& r : result.iterations)
+    if (r.iteration >= o.warmup && r.predicted_slowest_ms > 0)
+      slowest.push_back(r.predicted_slowest_ms);
+  result.predicted_slowest_ms = slowest.empty() ? result.predicted_ms : median(slowest);
   if (result.plan.pull.empty()) {  // no warm-up boundary was crossed
     result.plan = plan;
     result.profile = profile;

@@ -111,6 +111,9 @@ struct IterationRecord {
   // A rotation's measured iterations: the time predicted for this iteration's plan, and the
   // ideal of its model, from the online estimates of the iterations before it (0: none).
   double predicted_ms = 0, ideal_ms = 0;
+  // The largest prediction of this iteration any worker sent with its pushes, each for its
+  // own plan, link and compute (0: not known): under BSP the slowest one sets the pace.
+  double predicted_slowest_ms = 0;
 };
 
 struct WorkerResult {
@@ -142,6 +145,10 @@ struct WorkerResult {
                         // (DESIGN.md); a full-duplex plan's is in its PlanInfo
   plan::ModelProfile profile;               // measured during warm-up
   double predicted_ms = 0, predicted_sequential_ms = 0;
+  // The job's prediction: the median over the iterations after warm-up of the largest
+  // prediction any worker sent (predicted_slowest_ms); this worker's own predicted_ms
+  // where none came back. Above predicted_ms when another worker's link or device is slower.
+  double predicted_slowest_ms = 0;
   double median_iteration_ms = 0;
   plan::LinkFit measured_down, measured_up;  // fitted from the warm-up's transfers
   double transport_rtt_ms = 0;               // hello round trip, outside the emulation
