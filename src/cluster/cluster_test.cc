@@ -176,6 +176,8 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
     // Each measured iteration predicted from the estimates of the iterations before it.
     ASSERT_TRUE(r["predicted_online_ms"].is_number()) << r["scheduler"];
     EXPECT_GT(r["predicted_online_ms"].get<double>(), 0);
+    // The job's: the largest of the workers' own predictions, worker 0's among them.
+    EXPECT_GE(r.value("predicted_slowest_ms", 0.0), r["predicted_ms"].get<double>() - 1e-3) << r;
     if (r["scheduler"] == "sequential") {
       EXPECT_DOUBLE_EQ(r["speedup_vs_sequential"].get<double>(), 1.0);
     }
