@@ -163,13 +163,13 @@ TEST(SlicedPlanners, DynacommFdBreaksTiesForTheSlowerLink) {
   ModelProfile p;
   p.model = "tie";
   p.batch = 1;
-  const double units[][4] = {  // params, bytes, forward ms, backward ms
-      {257, 1031, 573.76, 608.05},         {60679, 242719, 210.32, 816.53},
-      {162893, 651572, 256.93, 447.12},    {4966625, 19866502, 482.75, 556.42},
-      {304430, 1217721, 722.23, 588.94},   {2017, 8069, 488.41, 513.74},
-      {5934, 23739, 577.87, 978.48},       {1054498, 4217995, 129.47, 774.91},
-      {1396, 5585, 256.84, 85.35},         {6301789, 25207159, 487.99, 694.63},
-      {5129, 20518, 143.34, 884.97}};
+  // params, bytes, forward ms, backward ms
+  const double units[][4] = {{257, 1031, 573.76, 608.05},       {60679, 242719, 210.32, 816.53},
+                             {162893, 651572, 256.93, 447.12},  {4966625, 19866502, 482.75, 556.42},
+                             {304430, 1217721, 722.23, 588.94}, {2017, 8069, 488.41, 513.74},
+                             {5934, 23739, 577.87, 978.48},     {1054498, 4217995, 129.47, 774.91},
+                             {1396, 5585, 256.84, 85.35},       {6301789, 25207159, 487.99, 694.63},
+                             {5129, 20518, 143.34, 884.97}};
   for (const auto& u : units)
     p.units.push_back({"u" + std::to_string(p.units.size()), static_cast<std::int64_t>(u[0]),
                        static_cast<std::int64_t>(u[1]), u[2], u[3]});
@@ -182,8 +182,9 @@ TEST(SlicedPlanners, DynacommFdBreaksTiesForTheSlowerLink) {
   o.bytescheduler_partition_params = 1'000'000;
   const Plan fd = make_plan("dynacomm-fd", p, l, o);
   const Plan bs = make_plan("bytescheduler", p, l, o);
-  const Plan first = plan_duplex(p, l);  // the search's first candidate
-  ASSERT_NEAR(predict_ms(p, l, fd), predict_ms(p, l, bs), 1e-6);  // a tie at this link
+  // The search's first candidate; each of the three reaches the same period at this link.
+  const Plan first = plan_duplex(p, l);
+  ASSERT_NEAR(predict_ms(p, l, fd), predict_ms(p, l, bs), 1e-6);
   ASSERT_NEAR(predict_ms(p, l, fd), predict_ms(p, l, first), 1e-6);
   EXPECT_LE(predict_ms(p, slower, fd), predict_ms(p, slower, bs) * (1 + 1e-9));
   EXPECT_LT(predict_ms(p, slower, fd), predict_ms(p, slower, first) * (1 - 1e-6));
