@@ -426,18 +426,19 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       return static_cast<std::size_t>((i - o.warmup) / std::max(1, o.rotation_block)) %
              o.rotation.size();
     };
+    double predicted_ms = 0;  // this iteration's plan's prediction (warm-up: none)
     if (it < o.warmup) {
       plan = warmup_plans[it % 2];
     } else {
-      plan = result.plans[plan_index(it)].plan;
-      plan_id = result.plans[plan_index(it)].id;
+      const WorkerResult::PlanInfo& info = result.plans[plan_index(it)];
+      plan = info.plan;
+      plan_id = info.id;
+      predicted_ms = info.predicted_ms;
     }
     const auto now = Clock::now();
     if (it > 0) result.iterations.back().ms = ms_between(iteration_start, now);
     iteration_start = now;
-    comm.begin_iteration(
-        it, slicing.lift(plan),
-        it < o.warmup ? 0.0 : result.plans[plan_index(it)].predicted_ms);  // warm-up: none
+    comm.begin_iteration(it, slicing.lift(plan), predicted_ms);
 
     const std::int64_t begin = step * o.batch;
     const std::int64_t end =
