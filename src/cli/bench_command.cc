@@ -374,6 +374,14 @@ void run_bench(const BenchFlags& f) {
                    " parameters. DDP's traffic gets no added latency (netem is unavailable).\n\n";
     }
     const auto& ml = summary["measured_link"];
+    auto stretch_note = [](const nlohmann::json& m) -> std::string {
+      if (!m.contains("compute_stretch") || m["compute_stretch"].value("spans", 0) == 0) return "";
+      const auto& c = m["compute_stretch"];
+      return "; compute while its link carries data (fitted from the warm-up's units, "
+             "charged in every prediction): " +
+             fmt("%.2fx", c["down"].get<double>()) + " under the downlink, " +
+             fmt("%.2fx", c["up"].get<double>()) + " under the uplink";
+    };
     std::string fd_ideal;
     for (const auto& p : summary["plans"])
       if (p["plan"].value("full_duplex", false) && p.contains("ideal_ms"))
@@ -396,7 +404,7 @@ void run_bench(const BenchFlags& f) {
                   ? fmt("%.1f Mbit/s", ml["up"]["bandwidth_bps"].get<double>() / 1e6)
                   : std::string("(not fitted)")) +
              " + " + fmt("%.2f ms", ml["planned_overhead_up_ms"].get<double>()) +
-             " per transmission.\n\n" + peer_note;
+             " per transmission" + stretch_note(ml) + ".\n\n" + peer_note;
     md += table;
     folder.write_text("bench-" + bw + ".svg", report::render(bars));
     if (!gantt.rows.empty()) folder.write_text("gantt-" + bw + ".svg", report::render(gantt));

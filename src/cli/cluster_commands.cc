@@ -121,14 +121,15 @@ void add_worker_command(CLI::App& app) {
                       it.plan_change, it.plan_change.empty() ? "" : cell(it.predicted_gain_ms),
                       it.predicted_ms > 0 ? cell(it.predicted_ms) : "",
                       it.ideal_ms > 0 ? cell(it.ideal_ms) : "",
-                      it.predicted_slowest_ms > 0 ? cell(it.predicted_slowest_ms) : ""});
+                      it.predicted_slowest_ms > 0 ? cell(it.predicted_slowest_ms) : "",
+                      cell(it.compute_ms), it.compute_cpu_ms > 0 ? cell(it.compute_cpu_ms) : ""});
     }
-    run.write_csv(
-        "metrics.csv",
-        {"iteration", "epoch", "start_s", "iteration_ms", "loss", "bytes_up", "bytes_down",
-         "plan_id", "pull_segments", "push_segments", "test_accuracy", "plan_change",
-         "predicted_gain_ms", "predicted_ms", "ideal_ms", "predicted_slowest_ms"},
-        rows);
+    run.write_csv("metrics.csv",
+                  {"iteration", "epoch", "start_s", "iteration_ms", "loss", "bytes_up",
+                   "bytes_down", "plan_id", "pull_segments", "push_segments", "test_accuracy",
+                   "plan_change", "predicted_gain_ms", "predicted_ms", "ideal_ms",
+                   "predicted_slowest_ms", "compute_ms", "compute_cpu_ms"},
+                  rows);
     run.write_floats("weights.bin", r.final_weights);
     nlohmann::json plan = plan::to_json(r.plan);
     nlohmann::json plans = nlohmann::json::array();
@@ -177,7 +178,14 @@ void add_worker_command(CLI::App& app) {
            {"planned_overhead_down_ms", r.planned_link.overhead_down_ms},
            {"planned_overhead_up_ms", r.planned_link.overhead_up_ms},
            {"down", link_fit_json(r.measured_down)},
-           {"up", link_fit_json(r.measured_up)}}},
+           {"up", link_fit_json(r.measured_up)},
+           {"compute_stretch",
+            {{"down", r.compute_stretch.down},
+             {"up", r.compute_stretch.up},
+             {"idle_wall_per_cpu", r.compute_stretch.idle_wall_per_cpu},
+             {"fitted_down", r.compute_stretch.fitted_down},
+             {"fitted_up", r.compute_stretch.fitted_up},
+             {"spans", r.compute_stretch.spans}}}}},
          {"plan", plan},
          {"plans", plans},
          {"replan", f->job.replan},

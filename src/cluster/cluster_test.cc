@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "base/error.h"
 #include "cluster/local_cluster.h"
@@ -149,6 +150,30 @@ TEST_F(ClusterTest, TrainWritesTheRunFolder) {
   EXPECT_GE(summary["measured_link"]["down"]["transfers"].get<int>(), 1);
   EXPECT_GE(summary["measured_link"]["planned_overhead_up_ms"].get<double>(), 0.0);
   EXPECT_EQ(read_file(out + "/weights.bin").size(), 3297832u);
+  // Compute under a busy link: fitted from the warm-up's units (one sequential iteration
+  // here: nothing overlapped, so no stretch is told), and every iteration's compute has
+  // its CPU time beside it, never more than the wall time it was measured in.
+  const nlohmann::json& stretch = summary["measured_link"]["compute_stretch"];
+  EXPECT_GT(stretch["spans"].get<int>(), 0);
+  EXPECT_GE(stretch["idle_wall_per_cpu"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(stretch["up"].get<double>(), 1);
+  EXPECT_FALSE(stretch["fitted_up"].get<bool>());
+  // (The last two columns: an earlier one may hold a quoted reason with commas.)
+  std::istringstream metrics(read_file(out + "/metrics.csv"));
+  std::string line;
+  std::getline(metrics, line);
+  ASSERT_NE(line.find(",compute_ms,compute_cpu_ms"), std::string::npos) << line;
+  int rows = 0;
+  while (std::getline(metrics, line)) {
+    const std::size_t last = line.rfind(','), before = line.rfind(',', last - 1);
+    ASSERT_NE(before, std::string::npos) << line;
+    const double wall = std::stod(line.substr(before + 1, last - before - 1));
+    const double cpu = std::stod(line.substr(last + 1));
+    EXPECT_GT(cpu, 0) << line;
+    EXPECT_LE(cpu, wall * 1.01 + 1) << line;  // CPU time cannot outrun the wall clock
+    ++rows;
+  }
+  EXPECT_EQ(rows, 4);
 }
 
 // dynacomm bench: strategies taking turns on one cluster; the results folder a user reads.

@@ -162,6 +162,37 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   return r;
 }
 
+double predict_duplex_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& p,
+                         const DuplexOptions& o) {
+  double period = simulate_duplex(profile, link, p, o).period_ms;
+  if (link.compute_stretch_down == 1 && link.compute_stretch_up == 1) return period;
+  auto busy = [&](const std::vector<Segment>& segments, bool up) {
+    double ms = 0;
+    for (const Segment& s : segments) {
+      std::int64_t bytes = 0;
+      for (int u = s.first; u <= s.last; ++u)
+        bytes += profile.units[static_cast<std::size_t>(u)].bytes;
+      ms += up ? link.up_ms(bytes) : link.down_ms(bytes);
+    }
+    return ms;
+  };
+  const double down = busy(p.pull, false), up = busy(p.push, true);
+  ModelProfile stretched = profile;
+  for (int round = 0; round < 16 && period > 0; ++round) {
+    const double f = 1 + (link.compute_stretch_down - 1) * std::min(1.0, down / period) +
+                     (link.compute_stretch_up - 1) * std::min(1.0, up / period);
+    for (std::size_t u = 0; u < profile.units.size(); ++u) {
+      stretched.units[u].forward_ms = profile.units[u].forward_ms * f;
+      stretched.units[u].backward_ms = profile.units[u].backward_ms * f;
+    }
+    const double next = simulate_duplex(stretched, link, p, o).period_ms;
+    const bool done = std::abs(next - period) <= 1e-7 * std::max(1.0, period);
+    period = next;
+    if (done) break;
+  }
+  return period;
+}
+
 double ideal_duplex_ms(const ModelProfile& profile, const LinkProfile& link) {
   profile.validate();
   link.validate();
@@ -352,10 +383,13 @@ Plan plan_duplex(const ModelProfile& profile, const LinkProfile& link,
   }
   // Starts: the phase-separated optimum's segments, every unit alone, one segment; each
   // with nothing and with everything prefetched. The budget is shared.
+  // (The search plans without the compute stretch, so the starts do too.)
   const PlannerOptions po;
+  LinkProfile plain = link;
+  plain.compute_stretch_down = plain.compute_stretch_up = 1;
   for (const char* start : {"dynacomm", "layerwise", "sequential"})
     for (bool prefetch : {false, true})
-      search.local(search.from(make_plan(start, profile, link, po), prefetch), o.max_evaluations);
+      search.local(search.from(make_plan(start, profile, plain, po), prefetch), o.max_evaluations);
   search.perturbations(o.perturbations, o.max_evaluations);
   return search.best();
 }

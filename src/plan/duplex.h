@@ -54,6 +54,16 @@ struct DuplexResult {
 DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
                              const DuplexOptions& options = {});
 
+// The period with compute under a busy link charged (link.compute_stretch_down/up; the
+// same as simulate_duplex's when both are 1). Mean field, not exact: in the steady state
+// every unit's compute is stretched by 1 + (s_down - 1) f_down + (s_up - 1) f_up, where f is
+// the share of the period that link is busy (its bytes and per-transmission costs over
+// the period), iterated to a fixed point (the period grows with the stretch, the shares
+// shrink with the period). Both links carry data through most of a full-duplex period,
+// so each unit's own overlap is close to the shares; the optimisers plan without it.
+double predict_duplex_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
+                         const DuplexOptions& options = {});
+
 // The resource bound of this model (zero per-message cost): no full-duplex plan's period is
 // below the compute time, nor below the model's bytes on either link.
 double ideal_duplex_ms(const ModelProfile& profile, const LinkProfile& link);

@@ -119,6 +119,33 @@ TEST(DuplexSimulator, NeverSlowerThanPhaseSeparatedAndNeverBelowItsResources) {
   }
 }
 
+TEST(DuplexSimulator, PredictionChargesComputeUnderABusyLinkAtItsFixedPoint) {
+  // Compute-bound: 4 units of 100 ms on the link each way, 300 ms of compute each.
+  const ModelProfile p = units({100'000, 100'000, 100'000, 100'000}, 100, 200);
+  const Plan plan = make_plan("layerwise", p, link(), PlannerOptions{});
+  const double raw = simulate_duplex(p, link(), plan).period_ms;
+  EXPECT_DOUBLE_EQ(predict_duplex_ms(p, link(), plan), raw);  // no stretch: the simulator's
+  LinkProfile busy = link();
+  busy.compute_stretch_up = 1.5;
+  busy.compute_stretch_down = 1.2;
+  const double period = predict_duplex_ms(p, busy, plan);
+  EXPECT_GT(period, raw * 1.05);
+  // The fixed point: every unit stretched by the links' busy shares of that very period.
+  const double f = 1 + 0.2 * std::min(1.0, 400 / period) + 0.5 * std::min(1.0, 400 / period);
+  ModelProfile stretched = p;
+  for (auto& u : stretched.units) {
+    u.forward_ms *= f;
+    u.backward_ms *= f;
+  }
+  EXPECT_NEAR(simulate_duplex(stretched, busy, plan).period_ms, period, 1e-3 * period);
+  // Link-bound (4 s of transfers, 60 ms of compute): at most the compute's own stretch.
+  const ModelProfile light = units({1'000'000, 1'000'000}, 10, 20);
+  const Plan lw = make_plan("layerwise", light, link(), PlannerOptions{});
+  const double light_raw = simulate_duplex(light, link(), lw).period_ms;
+  EXPECT_GE(predict_duplex_ms(light, busy, lw), light_raw);
+  EXPECT_LE(predict_duplex_ms(light, busy, lw), light_raw + 0.7 * 60);
+}
+
 TEST(DuplexSimulator, RejectsABadPullOrder) {
   const ModelProfile p = units({10, 10}, 1, 1);
   Plan segments{"layerwise", {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}};

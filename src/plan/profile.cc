@@ -57,6 +57,11 @@ void LinkProfile::validate() const {
   check_time(overhead_down_ms, "link: overhead_down_ms");
   check_time(overhead_up_ms, "link: overhead_up_ms");
   check_time(latency_ms, "link: latency_ms");
+  for (auto [x, name] : {std::pair{compute_stretch_down, "compute_stretch_down"},
+                         std::pair{compute_stretch_up, "compute_stretch_up"}})
+    if (!(x >= 1 && x <= 10))
+      throw InvalidInput(std::string("link: ") + name + ": must be within 1..10 (got " +
+                         std::to_string(x) + ")");
 }
 
 ModelProfile model_profile_from_json(const json& j, const std::string& context) {
@@ -113,6 +118,11 @@ LinkProfile link_profile_from_json(const json& j, const std::string& context) {
   l.overhead_down_ms = non_negative_number(j, "overhead_down_ms", context);
   l.overhead_up_ms = non_negative_number(j, "overhead_up_ms", context);
   l.latency_ms = non_negative_number(j, "latency_ms", context);
+  // Optional (files from before they were measured): no stretch.
+  if (j.contains("compute_stretch_down"))
+    l.compute_stretch_down = non_negative_number(j, "compute_stretch_down", context);
+  if (j.contains("compute_stretch_up"))
+    l.compute_stretch_up = non_negative_number(j, "compute_stretch_up", context);
   l.validate();
   return l;
 }
@@ -122,7 +132,9 @@ json to_json(const LinkProfile& l) {
           {"up_bps", l.up_bps},
           {"overhead_down_ms", l.overhead_down_ms},
           {"overhead_up_ms", l.overhead_up_ms},
-          {"latency_ms", l.latency_ms}};
+          {"latency_ms", l.latency_ms},
+          {"compute_stretch_down", l.compute_stretch_down},
+          {"compute_stretch_up", l.compute_stretch_up}};
 }
 
 ModelProfile load_model_profile(const std::string& path) {

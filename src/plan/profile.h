@@ -50,6 +50,13 @@ struct LinkProfile {
   double overhead_down_ms = 0;  // fixed cost of one downlink transmission, ms
   double overhead_up_ms = 0;    // fixed cost of one uplink transmission, ms
   double latency_ms = 0;        // one-way latency device <-> PS, ms
+  // How many times slower the device computes while the downlink (uplink) carries its data
+  // than while its links are idle: moving bytes costs CPU (the network stack, the PS and
+  // the other workers sharing the cores), taken from the compute it overlaps. 1: none.
+  // Measured by the runtime (fit_compute_stretch); the simulator charges it, the optimisers
+  // plan without it (docs/design.md, "Compute under a busy link").
+  double compute_stretch_down = 1;
+  double compute_stretch_up = 1;
 
   // Time one transmission of `bytes` occupies the link, including its fixed cost, ms.
   double down_ms(std::int64_t bytes) const {
@@ -65,8 +72,8 @@ struct LinkProfile {
     return l;
   }
 
-  // Throws InvalidInput naming the field when a bandwidth is not positive and finite, or a
-  // time is negative or non-finite.
+  // Throws InvalidInput naming the field when a bandwidth is not positive and finite, a
+  // time is negative or non-finite, or a compute stretch is outside [1, 10].
   void validate() const;
 };
 

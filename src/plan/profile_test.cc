@@ -126,6 +126,21 @@ TEST(LinkProfile, ValidatesAndRoundTrips) {
   EXPECT_THROW(l.validate(), InvalidInput);
   l = LinkProfile{100e6, 20e6, -1, 4, 10};
   EXPECT_THROW(l.validate(), InvalidInput);
+  // The compute stretch: round trips, defaults to 1 when absent, 1..10.
+  l = LinkProfile{100e6, 20e6, 5, 4, 10};
+  l.compute_stretch_up = 1.25;
+  EXPECT_DOUBLE_EQ(link_profile_from_json(to_json(l), "link").compute_stretch_up, 1.25);
+  nlohmann::json old = to_json(l);
+  old.erase("compute_stretch_down");
+  old.erase("compute_stretch_up");
+  EXPECT_DOUBLE_EQ(link_profile_from_json(old, "link").compute_stretch_up, 1);
+  l.compute_stretch_down = 0.5;
+  try {
+    l.validate();
+    ADD_FAILURE() << "a stretch below 1 was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("compute_stretch_down"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

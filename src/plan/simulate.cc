@@ -22,6 +22,13 @@ const char* to_string(EventKind k) {
   return "?";
 }
 
+double compute_end(double start, double work_ms, double busy_until, double stretch) {
+  if (start >= busy_until || stretch == 1) return start + work_ms;
+  const double slow_work = (busy_until - start) / stretch;  // done before the link frees
+  if (work_ms <= slow_work) return start + work_ms * stretch;
+  return busy_until + (work_ms - slow_work);
+}
+
 double simulate_unchecked(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
                           Timeline* timeline) {
   const auto& units = profile.units;
@@ -30,19 +37,26 @@ double simulate_unchecked(const ModelProfile& profile, const LinkProfile& link, 
     if (timeline) timeline->events.push_back({k, i, s, e});
   };
 
-  // Pull and forward, interleaved segment by segment.
+  // Pulls go back to back from one round trip in: the downlink carries data until the last
+  // one has arrived, whatever compute does.
   double downlink_free = 2 * link.latency_ms;  // first byte can arrive one round trip in
-  double compute_free = 0;
+  std::vector<double> arrived(plan.pull.size());
   for (std::size_t j = 0; j < plan.pull.size(); ++j) {
     const Segment& s = plan.pull[j];
     std::int64_t bytes = 0;
     for (int u = s.first; u <= s.last; ++u) bytes += units[u].bytes;
-    double arrived = downlink_free + link.down_ms(bytes);
-    record(EventKind::kPull, static_cast<int>(j), downlink_free, arrived);
-    downlink_free = arrived;
-    compute_free = std::max(compute_free, arrived);
-    for (int u = s.first; u <= s.last; ++u) {
-      double end = compute_free + units[u].forward_ms;
+    arrived[j] = downlink_free + link.down_ms(bytes);
+    record(EventKind::kPull, static_cast<int>(j), downlink_free, arrived[j]);
+    downlink_free = arrived[j];
+  }
+  // Forward of each pull segment's units once it has arrived, stretched while the downlink
+  // is still busy.
+  double compute_free = 0;
+  for (std::size_t j = 0; j < plan.pull.size(); ++j) {
+    compute_free = std::max(compute_free, arrived[j]);
+    for (int u = plan.pull[j].first; u <= plan.pull[j].last; ++u) {
+      double end =
+          compute_end(compute_free, units[u].forward_ms, downlink_free, link.compute_stretch_down);
       record(EventKind::kForward, u, compute_free, end);
       compute_free = end;
     }
@@ -50,13 +64,17 @@ double simulate_unchecked(const ModelProfile& profile, const LinkProfile& link, 
   const double forward_end = compute_free;
 
   // Backward, top unit first. Push segments are interleaved with it: a segment can go as
-  // soon as the backward of its lowest unit has finished and the uplink is free.
+  // soon as the backward of its lowest unit has finished and the uplink is free. From the
+  // first push on, the uplink is busy from where backward stands until uplink_free (a push
+  // starts when backward reaches it, or straight after the one before), and backward runs
+  // stretched while it is.
   double uplink_free = 0;
   int next_backward = profile.num_units() - 1;
   for (std::size_t j = 0; j < plan.push.size(); ++j) {
     const Segment& s = plan.push[j];
     for (; next_backward >= s.first; --next_backward) {
-      double end = compute_free + units[next_backward].backward_ms;
+      double end = compute_end(compute_free, units[next_backward].backward_ms, uplink_free,
+                               link.compute_stretch_up);
       record(EventKind::kBackward, next_backward, compute_free, end);
       compute_free = end;
     }
@@ -93,7 +111,7 @@ double predict_ms(const ModelProfile& profile, const LinkProfile& link, const Pl
       p.atom_params = 0;
       return p;
     }());
-  if (plan.full_duplex) return simulate_duplex(profile, link, plan).period_ms;
+  if (plan.full_duplex) return predict_duplex_ms(profile, link, plan);
   return simulate(profile, link, plan);
 }
 

@@ -9,6 +9,11 @@
 //  - Push segments go in send order; one whose lowest unit is a starts at
 //    max(E_a, end of the previous push) and takes overhead_up + bytes/Bu.
 //  - The iteration ends when the last push has arrived at the PS (+ latency).
+//  - Compute under a busy link: a unit's forward runs link.compute_stretch_down times
+//    slower while the downlink is carrying pulls, a backward compute_stretch_up times
+//    slower while the uplink is carrying pushes (both 1 by default: no effect). Pulls do
+//    not depend on compute, and the uplink is busy from where backward stands to the end
+//    of the last push queued, so each unit's end is exact piecewise (compute_end).
 // Server-side aggregation is a constant per iteration under BSP and does not change which
 // plan is best, so it is left out of the prediction.
 //
@@ -45,6 +50,11 @@ struct Timeline {
 // the iteration time in ms; fills *timeline when given.
 double simulate(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
                 Timeline* timeline = nullptr);
+
+// When `work_ms` of compute (at idle-link speed) that starts at `start` ends, if it runs
+// `stretch` times slower until `busy_until` (a link carrying this device's data) and at
+// full speed after.
+double compute_end(double start, double work_ms, double busy_until, double stretch);
 
 // The same without validation, for inner loops (brute force) over plans known valid.
 double simulate_unchecked(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,

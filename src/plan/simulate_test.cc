@@ -86,6 +86,42 @@ TEST(Simulate, UplinkBoundByHand) {
   expect_event(t, EventKind::kPush, 1, 35, 44);
 }
 
+// LayerwiseByHand with compute 2x slower while the downlink is busy, 3x while the uplink is:
+//   pull 0: 1 .. 3, pull 1: 3 .. 5 (the downlink is busy until 5)
+//   forward 0: 3 .. 6 (1 ms of its 2 done by 5 at half speed, the other 1 after)
+//   forward 1: 6 .. 9                 backward 1: 9 .. 14 (uplink idle)
+//   push [1]: 14 .. 16                backward 0: 14 .. 19 1/3 (2/3 ms of work by 16)
+//   push [0]: 19 1/3 .. 21 1/3        iteration 21 5/6
+TEST(Simulate, ComputeUnderABusyLinkByHand) {
+  ModelProfile p = profile_of({1000, 1000}, {2, 3}, {4, 5});
+  LinkProfile link{8e6, 8e6, 1, 1, 0.5};
+  link.compute_stretch_down = 2;
+  link.compute_stretch_up = 3;
+  Timeline t;
+  const Plan layerwise{"layerwise", {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}};
+  EXPECT_NEAR(simulate(p, link, layerwise, &t), 21.5 + 1.0 / 3, 1e-12);
+  expect_event(t, EventKind::kForward, 0, 3, 6);
+  expect_event(t, EventKind::kForward, 1, 6, 9);
+  expect_event(t, EventKind::kBackward, 1, 9, 14);
+  expect_event(t, EventKind::kPush, 0, 14, 16);
+  for (const Event& e : t.events) {
+    if (e.kind == EventKind::kBackward && e.index == 0) {
+      EXPECT_DOUBLE_EQ(e.start_ms, 14);
+      EXPECT_NEAR(e.end_ms, 19 + 1.0 / 3, 1e-12);
+    }
+  }
+  // Sequential overlaps nothing: the stretch changes nothing.
+  const Plan sequential{"sequential", {{0, 1}}, {{0, 1}}};
+  EXPECT_DOUBLE_EQ(simulate(p, link, sequential), 21.5);
+}
+
+TEST(Simulate, ComputeEndIsPiecewise) {
+  EXPECT_DOUBLE_EQ(compute_end(0, 2, 10, 3), 6);     // all under the busy link
+  EXPECT_DOUBLE_EQ(compute_end(9, 2, 10, 2), 11.5);  // 0.5 ms of work by 10, 1.5 after
+  EXPECT_DOUBLE_EQ(compute_end(12, 2, 10, 2), 14);   // the link is free already
+  EXPECT_DOUBLE_EQ(compute_end(0, 2, 10, 1), 2);     // no stretch
+}
+
 TEST(Simulate, RejectsPlanForAnotherModel) {
   ModelProfile p = profile_of({1000, 1000}, {2, 3}, {4, 5});
   LinkProfile link{8e6, 8e6, 1, 1, 0.5};

@@ -1,5 +1,7 @@
 #include "worker/comm.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -43,6 +45,9 @@ Comm::Comm(net::Connection& connection, model::Model& model, const CommOptions& 
   gate_called.resize(n);
   gate_passed.resize(n);
   grads_ready.resize(n);
+  cpu_called.resize(n);
+  cpu_passed.resize(n);
+  cpu_ready.resize(n);
 }
 
 Comm::~Comm() {
@@ -149,7 +154,9 @@ void Comm::prefetch(std::int64_t iteration, const plan::Plan& plan) {
 void Comm::stretch(Clock::time_point since) {
   const double f = slowdown_.load();
   if (f <= 1) return;
-  std::this_thread::sleep_for((Clock::now() - since) * (f - 1));
+  const auto sleep = (Clock::now() - since) * (f - 1);
+  std::this_thread::sleep_for(sleep);
+  slept_ms_ += std::chrono::duration<double, std::milli>(sleep).count();
 }
 
 void Comm::set_device_slowdown(double factor) {
@@ -171,9 +178,19 @@ double Comm::latency_ms() const {
   return link_change_ ? link_change_->latency_ms : options_.latency_ms;
 }
 
+// The training thread's own work so far: its CPU time, plus the emulated slowdown's sleeps
+// (work a slower device would have done).
+double Comm::thread_cpu_ms() const {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6 + slept_ms_;
+}
+
 Clock::time_point Comm::forward_done() {
   stretch(gate_passed.back());
   backward_mark_ = Clock::now();
+  cpu_forward_end = thread_cpu_ms();
+  if (std::this_thread::get_id() != training_thread_) cpu_valid = false;
   forward_compute_ms_ += ms_between(gate_passed.back(), backward_mark_);
   backward_start_ = backward_mark_;
   return backward_mark_;
@@ -182,6 +199,13 @@ Clock::time_point Comm::forward_done() {
 void Comm::before_forward(int unit) {
   if (unit > 0) stretch(gate_passed[static_cast<std::size_t>(unit) - 1]);
   gate_called[static_cast<std::size_t>(unit)] = Clock::now();
+  cpu_called[static_cast<std::size_t>(unit)] = thread_cpu_ms();
+  if (unit == 0) {
+    training_thread_ = std::this_thread::get_id();
+    cpu_valid = true;
+  } else if (std::this_thread::get_id() != training_thread_) {
+    cpu_valid = false;
+  }
   if (unit > 0)
     forward_compute_ms_ += ms_between(gate_passed[static_cast<std::size_t>(unit) - 1],
                                       gate_called[static_cast<std::size_t>(unit)]);
@@ -201,12 +225,15 @@ void Comm::before_forward(int unit) {
                   " within " + std::to_string(options_.timeout.count()) + " ms");
   check_failed();
   gate_passed[static_cast<std::size_t>(unit)] = Clock::now();
+  cpu_passed[static_cast<std::size_t>(unit)] = thread_cpu_ms();
 }
 
 void Comm::gradients_ready(int unit) {
   stretch(backward_mark_);
   const auto now = Clock::now();
   backward_mark_ = now;
+  cpu_ready[static_cast<std::size_t>(unit)] = thread_cpu_ms();
+  if (std::this_thread::get_id() != training_thread_) cpu_valid = false;
   std::lock_guard<std::mutex> lock(mu_);
   grads_ready[static_cast<std::size_t>(unit)] = now;
   compute_so_far_ms_ = forward_compute_ms_ + ms_between(backward_start_, now);

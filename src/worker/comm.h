@@ -81,6 +81,15 @@ class Comm : public model::UnitObserver {
 
   // Measurements of the last iteration.
   std::vector<Clock::time_point> gate_called, gate_passed, grads_ready;
+  // The training thread's CPU time (ms, CLOCK_THREAD_CPUTIME_ID; plus the emulated
+  // slowdown's sleeps) at the same instants, and at the forward pass's end. Wall minus CPU
+  // over a unit is the time it was denied the CPU (the PS, the other workers, the kernel's
+  // network stack on the same cores).
+  // cpu_valid: every mark came from the training thread (a gradient hook on another
+  // thread would read another thread's clock).
+  std::vector<double> cpu_called, cpu_passed, cpu_ready;
+  double cpu_forward_end = 0;
+  std::atomic<bool> cpu_valid{true};
   std::int64_t bytes_up = 0, bytes_down = 0;
   struct LinkEvent {
     bool up;  // uplink (push) or downlink (pull)
@@ -121,11 +130,14 @@ class Comm : public model::UnitObserver {
   std::optional<LinkChange> link_change_;  // under mu_; applied by the comm thread
   std::atomic<double> slowdown_;
   Clock::time_point backward_mark_{};  // end of the previous unit's backward (emulation)
+  std::thread::id training_thread_;    // the thread of the forward pass's marks
   // This iteration's compute so far (training thread): the forward pass's units without
   // their waits at the gates, and when the backward pass began.
   double forward_compute_ms_ = 0;
   Clock::time_point backward_start_{};
   void stretch(Clock::time_point since);  // sleeps (slowdown - 1) x (now - since)
+  double slept_ms_ = 0;                   // by stretch, in all (training thread)
+  double thread_cpu_ms() const;           // the training thread's CPU time + slept_ms_
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

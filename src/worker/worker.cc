@@ -7,14 +7,17 @@
 #include <cmath>
 #include <deque>
 #include <future>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <tuple>
 
 #include "base/error.h"
 #include "base/stats.h"
 #include "base/timed_replay.h"
 #include "data/fashion_mnist.h"
 #include "net/connection.h"
+#include "plan/compute_stretch.h"
 #include "plan/planner.h"
 #include "plan/simulate.h"
 #include "report/chrome_trace.h"
@@ -237,6 +240,20 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     double pace = 0;  // the barrier's (UnitTimeEstimator::pace); 0: not known
   };
   std::vector<ComputeSample> compute_log;
+  // Compute under a busy link (plan/compute_stretch.h): the warm-up's units, each with its
+  // CPU time and how long its links were busy during it, fitted at the warm-up's end. From
+  // then on the estimators get each unit at idle-link speed (its CPU time times the idle
+  // share), and the link the stretch; the warm-up's own iterations are converted alike.
+  struct CpuSample {
+    std::int64_t iteration;
+    std::vector<double> forward, backward;  // CPU ms per unit
+  };
+  std::vector<CpuSample> warmup_cpu;
+  std::vector<plan::UnitSpan> warmup_spans;
+  bool cpu_known = true;                 // every warm-up iteration's CPU marks came from one thread
+  double idle_wall_per_cpu = 0;          // 0: not fitted (the estimators get wall times)
+  std::map<std::int64_t, double> paces;  // the barrier's, per iteration (to rebuild)
+  plan::LinkProfile given_link = o.link;  // with the fitted stretch
   std::vector<Comm::LinkEvent> link_log;
 
   report::ChromeTrace trace;
@@ -300,6 +317,34 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
             std::min(steps_per_epoch, total - it), o.interactive, "img");
     }
     if (it == o.warmup) {  // plan from what the warm-up measured
+      if (cpu_known && !warmup_cpu.empty()) {
+        result.compute_stretch = plan::fit_compute_stretch(warmup_spans);
+        idle_wall_per_cpu = result.compute_stretch.idle_wall_per_cpu;
+        given_link.compute_stretch_down = link.compute_stretch_down = result.compute_stretch.down;
+        given_link.compute_stretch_up = link.compute_stretch_up = result.compute_stretch.up;
+        // The warm-up's iterations again, at idle-link speed, with their paces.
+        auto quiet = [&](const std::vector<double>& cpu) {
+          std::vector<double> q(cpu.size());
+          for (std::size_t u = 0; u < cpu.size(); ++u) q[u] = cpu[u] * idle_wall_per_cpu;
+          return q;
+        };
+        warmup_compute = plan::UnitTimeEstimator(static_cast<std::size_t>(n_units), warmup_weights);
+        compute_estimator = plan::UnitTimeEstimator(static_cast<std::size_t>(n_units), o.estimator);
+        for (const CpuSample& c : warmup_cpu) {
+          if (c.iteration > 0 || o.warmup == 1)
+            warmup_compute.add(c.iteration, quiet(c.forward), quiet(c.backward));
+          compute_estimator.add(c.iteration, quiet(c.forward), quiet(c.backward));
+          for (ComputeSample& l : compute_log)
+            if (l.iteration == c.iteration) {
+              l.forward = quiet(c.forward);
+              l.backward = quiet(c.backward);
+            }
+        }
+        for (const auto& [i, f] : paces) {
+          warmup_compute.pace(i, f);
+          compute_estimator.pace(i, f);
+        }
+      }
       warmup_compute.apply(profile);
       result.measured_down = plan::fit_link(down_samples, o.link.down_bps);
       result.measured_up = plan::fit_link(up_samples, o.link.up_bps);
@@ -368,7 +413,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                            {"predicted_best_ms", d.best_ms}});
       };
       auto estimates_now = [&] {
-        return estimate(compute_estimator, down_estimator, up_estimator, profile, o.link,
+        return estimate(compute_estimator, down_estimator, up_estimator, profile, given_link,
                         comm.latency_ms());
       };
       if (mode == plan::ReplanMode::kDynamic) {
@@ -390,7 +435,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
           replanning = std::async(
               std::launch::async,
               [policy, compute = compute_estimator, down = down_estimator, up = up_estimator,
-               profile, given = o.link, latency = comm.latency_ms()]() mutable {
+               profile, given = given_link, latency = comm.latency_ms()]() mutable {
                 const auto t0 = Clock::now();
                 Replanned r =
                     estimate(compute, std::move(down), std::move(up), profile, given, latency);
@@ -462,6 +507,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       if (const std::optional<double> f = comm.slowest_compute_factor(it - 1)) {
         compute_estimator.pace(it - 1, *f);
         warmup_compute.pace(it - 1, *f);
+        if (it - 1 < o.warmup) paces[it - 1] = *f;
         if (!compute_log.empty() && compute_log.back().iteration == it - 1)
           compute_log.back().pace = *f;
       }
@@ -476,7 +522,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                   std::to_string(it) + " (loss " + std::to_string(l) + ")");
 
     const bool traced = it >= o.warmup && it < o.warmup + trace_span;
+    std::vector<Comm::LinkEvent> iteration_events;  // warm-up: all of this iteration's
     for (const auto& e : comm.take_link_events()) {
+      if (it < o.warmup && e.iteration == it) iteration_events.push_back(e);
       if (!o.rotation.empty()) link_log.push_back(e);
       if (e.iteration < o.warmup)
         (e.up ? up_samples : down_samples)
@@ -494,15 +542,23 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                          {"held_at_ps_ms", e.held_ms}});
     }
     // Compute-only times: from a unit's gate opening to the next unit's gate being reached.
+    std::pair<double, double> compute_record{0, 0};  // wall, CPU
     {
       std::vector<double> forward_ms(static_cast<std::size_t>(n_units)),
           backward_ms(static_cast<std::size_t>(n_units));
       std::vector<Clock::time_point> all_ready(static_cast<std::size_t>(n_units) + 1);
+      std::vector<double> cpu_all_ready(static_cast<std::size_t>(n_units) + 1);
       all_ready[static_cast<std::size_t>(n_units)] = forward_end;
-      for (int u = n_units - 1; u >= 0; --u)
-        all_ready[static_cast<std::size_t>(u)] =
-            std::max(all_ready[static_cast<std::size_t>(u) + 1],
-                     comm.grads_ready[static_cast<std::size_t>(u)]);
+      cpu_all_ready[static_cast<std::size_t>(n_units)] = comm.cpu_forward_end;
+      for (int u = n_units - 1; u >= 0; --u) {
+        const auto su = static_cast<std::size_t>(u);
+        const bool later = comm.grads_ready[su] > all_ready[su + 1];
+        all_ready[su] = later ? comm.grads_ready[su] : all_ready[su + 1];
+        cpu_all_ready[su] = later ? comm.cpu_ready[su] : cpu_all_ready[su + 1];
+      }
+      double compute_ms = 0, compute_cpu_ms = 0;
+      std::vector<double> forward_cpu(static_cast<std::size_t>(n_units)),
+          backward_cpu(static_cast<std::size_t>(n_units));
       for (int u = 0; u < n_units; ++u) {
         const auto su = static_cast<std::size_t>(u);
         const auto next = u + 1 < n_units ? comm.gate_called[su + 1] : forward_end;
@@ -516,11 +572,52 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         }
         forward_ms[su] = ms_between(comm.gate_passed[su], next);
         backward_ms[su] = ms_between(all_ready[su + 1], all_ready[su]);
+        forward_cpu[su] = (u + 1 < n_units ? comm.cpu_called[su + 1] : comm.cpu_forward_end) -
+                          comm.cpu_passed[su];
+        backward_cpu[su] = cpu_all_ready[su] - cpu_all_ready[su + 1];
+        compute_ms += forward_ms[su] + backward_ms[su];
+        compute_cpu_ms += forward_cpu[su] + backward_cpu[su];
       }
-      if (it < o.warmup && (it > 0 || o.warmup == 1))
-        warmup_compute.add(it, forward_ms, backward_ms);
-      if (!o.rotation.empty()) compute_log.push_back({it, forward_ms, backward_ms});
-      compute_estimator.add(it, forward_ms, backward_ms);
+      const bool cpu_valid = comm.cpu_valid;
+      compute_record = {compute_ms, cpu_valid ? compute_cpu_ms : 0};
+      if (it < o.warmup) {
+        cpu_known = cpu_known && cpu_valid;
+        warmup_cpu.push_back({it, forward_cpu, backward_cpu});
+        if (it > 0 || o.warmup == 1) {
+          // How long this iteration's own transfers kept each link busy during each unit.
+          auto busy = [&](bool up, Clock::time_point from, Clock::time_point to) {
+            double ms = 0;
+            for (const Comm::LinkEvent& e : iteration_events) {
+              if (e.up != up) continue;
+              const auto start =
+                  e.end - std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double, std::milli>(e.service_ms));
+              ms += std::max(0.0, ms_between(std::max(start, from), std::min(e.end, to)));
+            }
+            return ms;
+          };
+          for (int u = 0; u < n_units; ++u) {
+            const auto su = static_cast<std::size_t>(u);
+            const auto next = u + 1 < n_units ? comm.gate_called[su + 1] : forward_end;
+            warmup_spans.push_back({forward_ms[su], forward_cpu[su],
+                                    busy(false, comm.gate_passed[su], next),
+                                    busy(true, comm.gate_passed[su], next)});
+            warmup_spans.push_back({backward_ms[su], backward_cpu[su],
+                                    busy(false, all_ready[su + 1], all_ready[su]),
+                                    busy(true, all_ready[su + 1], all_ready[su])});
+          }
+          warmup_compute.add(it, forward_ms, backward_ms);
+        }
+      }
+      // Past the warm-up: at idle-link speed when the stretch was fitted (see above).
+      std::vector<double> forward_q = forward_ms, backward_q = backward_ms;
+      if (it >= o.warmup && idle_wall_per_cpu > 0 && cpu_valid)
+        for (std::size_t u = 0; u < forward_q.size(); ++u) {
+          forward_q[u] = forward_cpu[u] * idle_wall_per_cpu;
+          backward_q[u] = backward_cpu[u] * idle_wall_per_cpu;
+        }
+      if (!o.rotation.empty()) compute_log.push_back({it, forward_q, backward_q});
+      compute_estimator.add(it, forward_q, backward_q);
     }
     IterationRecord r;
     r.iteration = it;
@@ -535,6 +632,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     r.push_segments = plan.push.size();
     r.plan_change = plan_change;
     r.predicted_gain_ms = predicted_gain_ms;
+    std::tie(r.compute_ms, r.compute_cpu_ms) = compute_record;
     result.iterations.push_back(r);
     total_up += r.bytes_up;
     total_down += r.bytes_down;
@@ -583,7 +681,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
 
   if (!result.plans.empty() && !compute_estimator.empty()) {
     const Replanned last = estimate(compute_estimator, down_estimator, up_estimator, profile,
-                                    o.link, comm.latency_ms());
+                                    given_link, comm.latency_ms());
     result.final_profile = last.profile;
     result.final_link = last.link;
     result.ideal_final_ms = plan::ideal_ms(last.profile, last.link);
@@ -619,7 +717,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         (e.up ? up : down).add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
       }
       if (r.iteration <= o.warmup || r.plan_id < 1 || c.empty()) continue;
-      const Replanned now = estimate(c, down, up, profile, o.link, comm.latency_ms());
+      const Replanned now = estimate(c, down, up, profile, given_link, comm.latency_ms());
       down.hold_overhead(now.held_down_ms);  // as the re-planning task hands them back
       up.hold_overhead(now.held_up_ms);
       const plan::Plan& p = result.plans[static_cast<std::size_t>(r.plan_id - 1)].plan;

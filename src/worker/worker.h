@@ -42,6 +42,7 @@
 
 #include "data/partition.h"
 #include "optim/sgd.h"
+#include "plan/compute_stretch.h"
 #include "plan/estimator.h"
 #include "plan/link_fit.h"
 #include "plan/planner.h"
@@ -114,6 +115,9 @@ struct IterationRecord {
   // The largest prediction of this iteration any worker sent with its pushes, each for its
   // own plan, link and compute (0: not known): under BSP the slowest one sets the pace.
   double predicted_slowest_ms = 0;
+  // This worker's compute (the units' times, without waits at the gates) and the training
+  // thread's CPU time in it (0: not known); the difference is the CPU it was denied.
+  double compute_ms = 0, compute_cpu_ms = 0;
 };
 
 struct WorkerResult {
@@ -151,6 +155,7 @@ struct WorkerResult {
   double predicted_slowest_ms = 0;
   double median_iteration_ms = 0;
   plan::LinkFit measured_down, measured_up;  // fitted from the warm-up's transfers
+  plan::ComputeStretch compute_stretch;      // fitted from the warm-up's units (spans 0: not)
   double transport_rtt_ms = 0;               // hello round trip, outside the emulation
   plan::LinkProfile planned_link;            // what the plan was made for
   // The online estimates at the end of the run (the last few iterations), and the ideal

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan/planners/local_rules.h"
+#include "plan/simulate.h"
 
 namespace dynacomm::plan {
 
@@ -193,9 +194,78 @@ DirectionPlan optimal_push(const ModelProfile& profile, const LinkProfile& link)
   return out;
 }
 
+namespace {
+
+std::vector<bool> cuts_of(const std::vector<Segment>& segments, int units) {
+  std::vector<bool> cut(static_cast<std::size_t>(units - 1), false);
+  for (const Segment& s : segments)
+    if (s.last < units - 1) cut[static_cast<std::size_t>(s.last)] = true;
+  return cut;
+}
+
+std::vector<Segment> segments_of(const std::vector<bool>& cut, bool top_first) {
+  std::vector<Segment> out;
+  int first = 0;
+  for (std::size_t u = 0; u <= cut.size(); ++u)
+    if (u == cut.size() || cut[u]) {
+      out.push_back({first, static_cast<int>(u)});
+      first = static_cast<int>(u) + 1;
+    }
+  if (top_first) std::reverse(out.begin(), out.end());
+  return out;
+}
+
+// With compute under a busy link charged (link.compute_stretch_*), the DP's plan is exact
+// only for the stretch-free model. First-improvement local search under the simulator,
+// toggling one pull or one push cut at a time, from the DP's plan and from the two
+// extremes (one segment each way, one per unit); the best local optimum is kept, so the
+// plan is never predicted slower than the DP's.
+Plan refine_under_stretch(const ModelProfile& profile, const LinkProfile& link, const Plan& dp) {
+  const int L = profile.num_units();
+  if (L < 2) return dp;
+  auto plan_of = [](const std::vector<bool>& pull, const std::vector<bool>& push) {
+    return Plan{"dynacomm", segments_of(pull, false), segments_of(push, true)};
+  };
+  const std::size_t n = static_cast<std::size_t>(L - 1);
+  const std::vector<std::pair<std::vector<bool>, std::vector<bool>>> starts = {
+      {cuts_of(dp.pull, L), cuts_of(dp.push, L)},
+      {std::vector<bool>(n, false), std::vector<bool>(n, false)},
+      {std::vector<bool>(n, true), std::vector<bool>(n, true)}};
+  Plan best = dp;
+  double best_ms = simulate_unchecked(profile, link, dp);
+  long budget = 200'000;  // simulations, all starts together
+  for (auto [pull, push] : starts) {
+    double here = simulate_unchecked(profile, link, plan_of(pull, push));
+    for (bool improved = true; improved && budget > 0;) {
+      improved = false;
+      for (int side = 0; side < 2; ++side)
+        for (std::size_t u = 0; u < n && budget > 0; ++u, --budget) {
+          std::vector<bool>& cut = side == 0 ? pull : push;
+          cut[u] = !cut[u];
+          const double t = simulate_unchecked(profile, link, plan_of(pull, push));
+          if (earlier(t, here)) {
+            here = t;
+            improved = true;
+          } else {
+            cut[u] = !cut[u];
+          }
+        }
+    }
+    if (earlier(here, best_ms)) {
+      best_ms = here;
+      best = plan_of(pull, push);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 Plan plan_dynacomm(const ModelProfile& profile, const LinkProfile& link, const PlannerOptions&) {
-  return Plan{"dynacomm", optimal_pull(profile, link).segments,
-              optimal_push(profile, link).segments};
+  Plan p{"dynacomm", optimal_pull(profile, link).segments, optimal_push(profile, link).segments};
+  if (link.compute_stretch_down != 1 || link.compute_stretch_up != 1)
+    p = refine_under_stretch(profile, link, p);
+  return p;
 }
 
 }  // namespace dynacomm::plan
