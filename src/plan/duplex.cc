@@ -204,7 +204,22 @@ double ideal_duplex_ms(const ModelProfile& profile, const LinkProfile& link) {
   }
   LinkProfile free = link;
   free.overhead_down_ms = free.overhead_up_ms = 0;
-  return std::max({compute, free.down_ms(bytes), free.up_ms(bytes)});
+  const double down = free.down_ms(bytes), up = free.up_ms(bytes);
+  // Compute under a busy link, as predict_duplex_ms charges it: the bound p solves
+  // p = max(compute x (1 + (s_d - 1) min(1, down/p) + (s_u - 1) min(1, up/p)), down, up);
+  // the right-hand side falls as p grows, so iterating from the stretch-free bound
+  // converges (to within 1e-9) whenever the stretches are below 2, and stays bracketed.
+  double p = std::max({compute, down, up});
+  for (int round = 0; round < 200 && p > 0; ++round) {
+    const double next =
+        std::max({compute * (1 + (link.compute_stretch_down - 1) * std::min(1.0, down / p) +
+                             (link.compute_stretch_up - 1) * std::min(1.0, up / p)),
+                  down, up});
+    const bool done = std::abs(next - p) <= 1e-9 * std::max(1.0, p);
+    p = next;
+    if (done) break;
+  }
+  return p;
 }
 
 namespace {

@@ -65,7 +65,8 @@ double predict_duplex_ms(const ModelProfile& profile, const LinkProfile& link, c
                          const DuplexOptions& options = {});
 
 // The resource bound of this model (zero per-message cost): no full-duplex plan's period is
-// below the compute time, nor below the model's bytes on either link.
+// below the compute time, nor below the model's bytes on either link. With a compute
+// stretch, the compute as predict_duplex_ms charges it at that period (a fixed point).
 double ideal_duplex_ms(const ModelProfile& profile, const LinkProfile& link);
 
 // The plan with the shortest steady-state period (strategy `dynacomm-fd`; full_duplex set,

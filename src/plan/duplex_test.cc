@@ -138,6 +138,9 @@ TEST(DuplexSimulator, PredictionChargesComputeUnderABusyLinkAtItsFixedPoint) {
     u.backward_ms *= f;
   }
   EXPECT_NEAR(simulate_duplex(stretched, busy, plan).period_ms, period, 1e-3 * period);
+  // The bound charges the stretch the same way, and stays a bound.
+  EXPECT_GT(ideal_duplex_ms(p, busy), ideal_duplex_ms(p, link()));
+  EXPECT_LE(ideal_duplex_ms(p, busy), period * (1 + 1e-9));
   // Link-bound (4 s of transfers, 60 ms of compute): at most the compute's own stretch.
   const ModelProfile light = units({1'000'000, 1'000'000}, 10, 20);
   const Plan lw = make_plan("layerwise", light, link(), PlannerOptions{});

@@ -85,13 +85,15 @@ TEST(Planners, CoverAllUnitsAndDynacommIsNeverSlower) {
 }
 
 // With compute under a busy link charged, the DP is exact only without it: dynacomm then
-// searches locally from the DP's plan (and the two extremes) under the simulator. Never
-// slower than the DP's own plan; against brute force over every pull x push partition
-// (L <= 6), the gap it leaves is measured and bounded.
+// searches locally from the DP's plan (and the two extremes) under the simulator, and
+// takes what it finds when that is predicted > 2% faster than the DP's plan. So: never
+// slower than the DP's plan, a different plan only for a gain over 2%, and against brute
+// force over every pull x push partition (L <= 6) within that margin plus what the local
+// search leaves (measured and bounded here).
 TEST(Planners, DynacommUnderAComputeStretchNeverLosesToItsDpAndStaysNearTheOptimum) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> stretch(1, 2);
-  int improved = 0, optimal = 0, cases = 0;
+  int changed = 0, optimal = 0, cases = 0;
   double worst_gap = 0;
   for (int c = 0; c < 400; ++c) {
     ModelProfile profile = testing::random_profile(rng, 2, 6);
@@ -99,22 +101,26 @@ TEST(Planners, DynacommUnderAComputeStretchNeverLosesToItsDpAndStaysNearTheOptim
     LinkProfile link = plain;
     link.compute_stretch_down = stretch(rng);
     link.compute_stretch_up = stretch(rng);
-    const double dp = simulate(profile, link, make_plan("dynacomm", profile, plain, {}));
-    const double searched = simulate(profile, link, make_plan("dynacomm", profile, link, {}));
+    const Plan dp_plan = make_plan("dynacomm", profile, plain, {});
+    const Plan plan = make_plan("dynacomm", profile, link, {});
+    const double dp = simulate(profile, link, dp_plan);
+    const double searched = simulate(profile, link, plan);
     ASSERT_LE(searched, dp * (1 + 1e-9)) << "case " << c;
+    if (plan.pull != dp_plan.pull || plan.push != dp_plan.push) {
+      ++changed;
+      ASSERT_LT(searched, dp * 0.98) << "case " << c;
+    }
     const double best = brute_force_joint(profile, link).iteration_ms;
     ASSERT_LE(best, searched * (1 + 1e-9)) << "case " << c;
     ++cases;
-    if (searched < dp * (1 - 1e-9)) ++improved;
     if (searched <= best * (1 + 1e-9)) ++optimal;
     worst_gap = std::max(worst_gap, searched / best - 1);
   }
-  std::printf(
-      "under a stretch: %d/%d cases improved on the DP's plan, %d/%d optimal, worst gap %.4f\n",
-      improved, cases, optimal, cases, worst_gap);
-  EXPECT_GT(improved, 0);  // the stretch does change the best plan, and the search finds it
-  EXPECT_GE(optimal, cases * 9 / 10);
-  EXPECT_LT(worst_gap, 0.02);
+  std::printf("under a stretch: %d/%d cases changed the DP's plan, %d/%d optimal, worst gap %.4f\n",
+              changed, cases, optimal, cases, worst_gap);
+  EXPECT_GT(changed, 0);  // the stretch does change the best plan, and the search finds it
+  EXPECT_GE(optimal, cases * 3 / 5);
+  EXPECT_LT(worst_gap, 0.03);
 }
 
 TEST(Planners, SequentialAndLayerwiseShapes) {
