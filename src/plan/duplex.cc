@@ -230,25 +230,12 @@ struct Candidate {
   std::vector<bool> pull_cut, push_cut, prefetch;
 };
 
-std::vector<Segment> ascending_segments(const std::vector<bool>& cut) {
-  std::vector<Segment> s;
-  int first = 0;
-  const int L = static_cast<int>(cut.size()) + 1;
-  for (int u = 0; u + 1 < L; ++u)
-    if (cut[static_cast<std::size_t>(u)]) {
-      s.push_back({first, u});
-      first = u + 1;
-    }
-  s.push_back({first, L - 1});
-  return s;
-}
-
 Plan to_plan(const Candidate& c) {
   Plan d;
   d.scheduler = "dynacomm-fd";
   d.full_duplex = true;
-  d.pull = ascending_segments(c.pull_cut);
-  d.push = reverse_to_send_order(ascending_segments(c.push_cut));
+  d.pull = segments_of_cuts(c.pull_cut);
+  d.push = reverse_to_send_order(segments_of_cuts(c.push_cut));
   const int n = static_cast<int>(d.pull.size());
   for (int i = n - 1; i >= 0; --i)
     if (c.prefetch[static_cast<std::size_t>(d.pull[static_cast<std::size_t>(i)].last)])
@@ -263,7 +250,7 @@ Plan to_plan(const Candidate& c) {
 double busy_ms(const ModelProfile& p, const std::vector<bool>& cut, double overhead_ms,
                double bps) {
   double ms = 0;
-  for (const Segment& s : ascending_segments(cut)) {
+  for (const Segment& s : segments_of_cuts(cut)) {
     std::int64_t b = 0;
     for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
     ms += overhead_ms + static_cast<double>(b) * 8e3 / bps;
@@ -305,7 +292,7 @@ class Search {
         if (std::max({compute_, up, down}) >= best_ms_) continue;
         // Prefetch flags live on the segments' top units: enumerate subsets of segments.
         std::vector<int> tops;
-        for (const Segment& s : ascending_segments(pull_cut)) tops.push_back(s.last);
+        for (const Segment& s : segments_of_cuts(pull_cut)) tops.push_back(s.last);
         for (unsigned long sub = 0; sub < (1ul << tops.size()); ++sub) {
           Candidate c{pull_cut, push_cut, std::vector<bool>(static_cast<std::size_t>(L_))};
           for (std::size_t i = 0; i < tops.size(); ++i)
@@ -338,14 +325,8 @@ class Search {
     }
   }
   Candidate from(const Plan& plan, bool prefetch_all) const {
-    Candidate c{std::vector<bool>(static_cast<std::size_t>(L_ - 1)),
-                std::vector<bool>(static_cast<std::size_t>(L_ - 1)),
-                std::vector<bool>(static_cast<std::size_t>(L_), prefetch_all)};
-    for (const Segment& s : plan.pull)
-      if (s.last < L_ - 1) c.pull_cut[static_cast<std::size_t>(s.last)] = true;
-    for (const Segment& s : plan.push)
-      if (s.last < L_ - 1) c.push_cut[static_cast<std::size_t>(s.last)] = true;
-    return c;
+    return Candidate{cuts_of_segments(plan.pull, L_), cuts_of_segments(plan.push, L_),
+                     std::vector<bool>(static_cast<std::size_t>(L_), prefetch_all)};
   }
   // Iterated local search: from the best so far, a few random toggles, then local search
   // again; deterministic (fixed seed).
@@ -425,11 +406,11 @@ Plan brute_force_duplex_family(const ModelProfile& profile, const LinkProfile& l
   Plan best;
   double best_ms = 1e300;
   for (unsigned long pull = 0; pull < (1ul << n); ++pull) {
-    const std::vector<Segment> ascending = ascending_segments(bits(pull, n));
+    const std::vector<Segment> ascending = segments_of_cuts(bits(pull, n));
     const std::size_t k = ascending.size();
     for (unsigned long prefetched = 0; prefetched < (1ul << k); ++prefetched)
       for (unsigned long push = 0; push < (1ul << n); ++push) {
-        Plan d{"brute-force", ascending, reverse_to_send_order(ascending_segments(bits(push, n)))};
+        Plan d{"brute-force", ascending, reverse_to_send_order(segments_of_cuts(bits(push, n)))};
         d.full_duplex = true;
         for (std::size_t i = k; i-- > 0;)  // the chosen segments, top first
           if ((prefetched >> i) & 1) d.pull_order.push_back(static_cast<int>(i));
@@ -454,8 +435,8 @@ Plan brute_force_duplex(const ModelProfile& profile, const LinkProfile& link,
   double best_ms = 1e300;
   for (unsigned long pull = 0; pull < (1ul << n); ++pull)
     for (unsigned long push = 0; push < (1ul << n); ++push) {
-      Plan d{"brute-force", ascending_segments(bits(pull, n)),
-             reverse_to_send_order(ascending_segments(bits(push, n)))};
+      Plan d{"brute-force", segments_of_cuts(bits(pull, n)),
+             reverse_to_send_order(segments_of_cuts(bits(push, n)))};
       d.full_duplex = true;
       d.pull_order.resize(d.pull.size());
       for (std::size_t i = 0; i < d.pull_order.size(); ++i) d.pull_order[i] = static_cast<int>(i);

@@ -86,6 +86,26 @@ std::vector<Segment> reverse_to_send_order(std::vector<Segment> ascending) {
   return ascending;
 }
 
+std::vector<Segment> segments_of_cuts(const std::vector<bool>& cut) {
+  std::vector<Segment> s;
+  int first = 0;
+  const int L = static_cast<int>(cut.size()) + 1;
+  for (int u = 0; u + 1 < L; ++u)
+    if (cut[static_cast<std::size_t>(u)]) {
+      s.push_back({first, u});
+      first = u + 1;
+    }
+  s.push_back({first, L - 1});
+  return s;
+}
+
+std::vector<bool> cuts_of_segments(const std::vector<Segment>& segments, int num_units) {
+  std::vector<bool> cut(static_cast<std::size_t>(std::max(0, num_units - 1)), false);
+  for (const Segment& s : segments)
+    if (s.last < num_units - 1) cut[static_cast<std::size_t>(s.last)] = true;
+  return cut;
+}
+
 std::string format_segments(const std::vector<Segment>& segments) {
   std::ostringstream os;
   for (std::size_t i = 0; i < segments.size(); ++i) {

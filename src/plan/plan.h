@@ -77,6 +77,12 @@ struct Plan {
 // [0..3],[4..9] become push {[4,9],[0,3]}.
 std::vector<Segment> reverse_to_send_order(std::vector<Segment> ascending);
 
+// A segmentation of L units as cut flags and back: cut[u] (L - 1 flags) is a cut between
+// unit u and u + 1. segments_of_cuts gives the segments ascending; cuts_of_segments takes
+// them in any order (a push plan's send order too).
+std::vector<Segment> segments_of_cuts(const std::vector<bool>& cut);
+std::vector<bool> cuts_of_segments(const std::vector<Segment>& segments, int num_units);
+
 // "0-3 4-10" style, for people.
 std::string format_segments(const std::vector<Segment>& segments);
 

@@ -109,6 +109,12 @@ TEST(Plan, FormatAndReverse) {
   std::vector<Segment> segs{{0, 0}, {1, 4}, {5, 5}};
   EXPECT_EQ(format_segments(segs), "0 1-4 5");
   EXPECT_EQ(format_segments(reverse_to_send_order(segs)), "5 1-4 0");
+  // Cut flags and back, in either order of the segments.
+  const std::vector<bool> cut = cuts_of_segments(segs, 6);
+  EXPECT_EQ(cut, (std::vector<bool>{true, false, false, false, true}));
+  EXPECT_EQ(cuts_of_segments(reverse_to_send_order(segs), 6), cut);
+  EXPECT_EQ(segments_of_cuts(cut), segs);
+  EXPECT_EQ(segments_of_cuts(std::vector<bool>(3, false)), (std::vector<Segment>{{0, 3}}));
 }
 
 }  // namespace

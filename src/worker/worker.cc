@@ -254,6 +254,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   double idle_wall_per_cpu = 0;          // 0: not fitted (the estimators get wall times)
   std::map<std::int64_t, double> paces;  // the barrier's, per iteration (to rebuild)
   plan::LinkProfile given_link = o.link;  // with the fitted stretch
+  auto at_idle_speed = [&](const std::vector<double>& cpu_ms) {
+    std::vector<double> ms(cpu_ms.size());
+    for (std::size_t u = 0; u < cpu_ms.size(); ++u) ms[u] = cpu_ms[u] * idle_wall_per_cpu;
+    return ms;
+  };
   std::vector<Comm::LinkEvent> link_log;
 
   report::ChromeTrace trace;
@@ -323,21 +328,16 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         given_link.compute_stretch_down = link.compute_stretch_down = result.compute_stretch.down;
         given_link.compute_stretch_up = link.compute_stretch_up = result.compute_stretch.up;
         // The warm-up's iterations again, at idle-link speed, with their paces.
-        auto quiet = [&](const std::vector<double>& cpu) {
-          std::vector<double> q(cpu.size());
-          for (std::size_t u = 0; u < cpu.size(); ++u) q[u] = cpu[u] * idle_wall_per_cpu;
-          return q;
-        };
         warmup_compute = plan::UnitTimeEstimator(static_cast<std::size_t>(n_units), warmup_weights);
         compute_estimator = plan::UnitTimeEstimator(static_cast<std::size_t>(n_units), o.estimator);
         for (const CpuSample& c : warmup_cpu) {
           if (c.iteration > 0 || o.warmup == 1)
-            warmup_compute.add(c.iteration, quiet(c.forward), quiet(c.backward));
-          compute_estimator.add(c.iteration, quiet(c.forward), quiet(c.backward));
+            warmup_compute.add(c.iteration, at_idle_speed(c.forward), at_idle_speed(c.backward));
+          compute_estimator.add(c.iteration, at_idle_speed(c.forward), at_idle_speed(c.backward));
           for (ComputeSample& l : compute_log)
             if (l.iteration == c.iteration) {
-              l.forward = quiet(c.forward);
-              l.backward = quiet(c.backward);
+              l.forward = at_idle_speed(c.forward);
+              l.backward = at_idle_speed(c.backward);
             }
         }
         for (const auto& [i, f] : paces) {
@@ -610,12 +610,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         }
       }
       // Past the warm-up: at idle-link speed when the stretch was fitted (see above).
-      std::vector<double> forward_q = forward_ms, backward_q = backward_ms;
-      if (it >= o.warmup && idle_wall_per_cpu > 0 && cpu_valid)
-        for (std::size_t u = 0; u < forward_q.size(); ++u) {
-          forward_q[u] = forward_cpu[u] * idle_wall_per_cpu;
-          backward_q[u] = backward_cpu[u] * idle_wall_per_cpu;
-        }
+      const bool idle_speed = it >= o.warmup && idle_wall_per_cpu > 0 && cpu_valid;
+      const std::vector<double> forward_q = idle_speed ? at_idle_speed(forward_cpu) : forward_ms;
+      const std::vector<double> backward_q = idle_speed ? at_idle_speed(backward_cpu) : backward_ms;
       if (!o.rotation.empty()) compute_log.push_back({it, forward_q, backward_q});
       compute_estimator.add(it, forward_q, backward_q);
     }

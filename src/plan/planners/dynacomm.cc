@@ -196,25 +196,6 @@ DirectionPlan optimal_push(const ModelProfile& profile, const LinkProfile& link)
 
 namespace {
 
-std::vector<bool> cuts_of(const std::vector<Segment>& segments, int units) {
-  std::vector<bool> cut(static_cast<std::size_t>(units - 1), false);
-  for (const Segment& s : segments)
-    if (s.last < units - 1) cut[static_cast<std::size_t>(s.last)] = true;
-  return cut;
-}
-
-std::vector<Segment> segments_of(const std::vector<bool>& cut, bool top_first) {
-  std::vector<Segment> out;
-  int first = 0;
-  for (std::size_t u = 0; u <= cut.size(); ++u)
-    if (u == cut.size() || cut[u]) {
-      out.push_back({first, static_cast<int>(u)});
-      first = static_cast<int>(u) + 1;
-    }
-  if (top_first) std::reverse(out.begin(), out.end());
-  return out;
-}
-
 // With compute under a busy link charged (link.compute_stretch_*), the DP's plan is exact
 // only for the stretch-free model. First-improvement local search under the simulator,
 // toggling one pull or one push cut at a time, from the DP's plan and from the two
@@ -224,11 +205,11 @@ Plan refine_under_stretch(const ModelProfile& profile, const LinkProfile& link, 
   const int L = profile.num_units();
   if (L < 2) return dp;
   auto plan_of = [](const std::vector<bool>& pull, const std::vector<bool>& push) {
-    return Plan{"dynacomm", segments_of(pull, false), segments_of(push, true)};
+    return Plan{"dynacomm", segments_of_cuts(pull), reverse_to_send_order(segments_of_cuts(push))};
   };
   const std::size_t n = static_cast<std::size_t>(L - 1);
   const std::vector<std::pair<std::vector<bool>, std::vector<bool>>> starts = {
-      {cuts_of(dp.pull, L), cuts_of(dp.push, L)},
+      {cuts_of_segments(dp.pull, L), cuts_of_segments(dp.push, L)},
       {std::vector<bool>(n, false), std::vector<bool>(n, false)},
       {std::vector<bool>(n, true), std::vector<bool>(n, true)}};
   Plan best = dp;
