@@ -11,6 +11,25 @@ namespace dynacomm::plan {
 
 namespace {
 
+// Busy time of a direction for a segmentation (sum of transmissions).
+double busy_ms(const ModelProfile& p, const std::vector<Segment>& segments, double overhead_ms,
+               double bps) {
+  double ms = 0;
+  for (const Segment& s : segments) {
+    std::int64_t b = 0;
+    for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
+    ms += overhead_ms + static_cast<double>(b) * 8e3 / bps;
+  }
+  return ms;
+}
+
+// Compute under a busy link in the mean (predict_duplex_ms, ideal_duplex_ms): the factor on
+// every unit when the links are busy `down_ms` and `up_ms` of a period of `period_ms`.
+double mean_stretch(const LinkProfile& link, double down_ms, double up_ms, double period_ms) {
+  return 1 + (link.compute_stretch_down - 1) * std::min(1.0, down_ms / period_ms) +
+         (link.compute_stretch_up - 1) * std::min(1.0, up_ms / period_ms);
+}
+
 // The state the next iteration depends on, relative to nothing: compared across iterations
 // to find the repeat.
 struct State {
@@ -166,21 +185,11 @@ double predict_duplex_ms(const ModelProfile& profile, const LinkProfile& link, c
                          const DuplexOptions& o) {
   double period = simulate_duplex(profile, link, p, o).period_ms;
   if (link.compute_stretch_down == 1 && link.compute_stretch_up == 1) return period;
-  auto busy = [&](const std::vector<Segment>& segments, bool up) {
-    double ms = 0;
-    for (const Segment& s : segments) {
-      std::int64_t bytes = 0;
-      for (int u = s.first; u <= s.last; ++u)
-        bytes += profile.units[static_cast<std::size_t>(u)].bytes;
-      ms += up ? link.up_ms(bytes) : link.down_ms(bytes);
-    }
-    return ms;
-  };
-  const double down = busy(p.pull, false), up = busy(p.push, true);
+  const double down = busy_ms(profile, p.pull, link.overhead_down_ms, link.down_bps);
+  const double up = busy_ms(profile, p.push, link.overhead_up_ms, link.up_bps);
   ModelProfile stretched = profile;
   for (int round = 0; round < 16 && period > 0; ++round) {
-    const double f = 1 + (link.compute_stretch_down - 1) * std::min(1.0, down / period) +
-                     (link.compute_stretch_up - 1) * std::min(1.0, up / period);
+    const double f = mean_stretch(link, down, up, period);
     for (std::size_t u = 0; u < profile.units.size(); ++u) {
       stretched.units[u].forward_ms = profile.units[u].forward_ms * f;
       stretched.units[u].backward_ms = profile.units[u].backward_ms * f;
@@ -211,10 +220,7 @@ double ideal_duplex_ms(const ModelProfile& profile, const LinkProfile& link) {
   // converges (to within 1e-9) whenever the stretches are below 2, and stays bracketed.
   double p = std::max({compute, down, up});
   for (int round = 0; round < 200 && p > 0; ++round) {
-    const double next =
-        std::max({compute * (1 + (link.compute_stretch_down - 1) * std::min(1.0, down / p) +
-                             (link.compute_stretch_up - 1) * std::min(1.0, up / p)),
-                  down, up});
+    const double next = std::max({compute * mean_stretch(link, down, up, p), down, up});
     const bool done = std::abs(next - p) <= 1e-9 * std::max(1.0, p);
     p = next;
     if (done) break;
@@ -246,18 +252,6 @@ Plan to_plan(const Candidate& c) {
   return d;
 }
 
-// Busy time of a direction for a segmentation (sum of transmissions).
-double busy_ms(const ModelProfile& p, const std::vector<bool>& cut, double overhead_ms,
-               double bps) {
-  double ms = 0;
-  for (const Segment& s : segments_of_cuts(cut)) {
-    std::int64_t b = 0;
-    for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
-    ms += overhead_ms + static_cast<double>(b) * 8e3 / bps;
-  }
-  return ms;
-}
-
 std::vector<bool> bits(unsigned long mask, std::size_t n) {
   std::vector<bool> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = (mask >> i) & 1;
@@ -284,11 +278,12 @@ class Search {
     const std::size_t n = static_cast<std::size_t>(L_ - 1);
     for (unsigned long push = 0; push < (1ul << n); ++push) {
       const std::vector<bool> push_cut = bits(push, n);
-      const double up = busy_ms(p_, push_cut, l_.overhead_up_ms, l_.up_bps);
+      const double up = busy_ms(p_, segments_of_cuts(push_cut), l_.overhead_up_ms, l_.up_bps);
       if (std::max(compute_, up) >= best_ms_) continue;
       for (unsigned long pull = 0; pull < (1ul << n); ++pull) {
         const std::vector<bool> pull_cut = bits(pull, n);
-        const double down = busy_ms(p_, pull_cut, l_.overhead_down_ms, l_.down_bps);
+        const double down =
+            busy_ms(p_, segments_of_cuts(pull_cut), l_.overhead_down_ms, l_.down_bps);
         if (std::max({compute_, up, down}) >= best_ms_) continue;
         // Prefetch flags live on the segments' top units: enumerate subsets of segments.
         std::vector<int> tops;
