@@ -37,7 +37,8 @@ struct BenchFlags {
   JobFlags job;
   std::string schedulers = "all";
   int iterations = 20;  // measured iterations per strategy and setting (--iterations)
-  int block = 3;        // iterations per turn; the first of each turn is not measured
+  int block = 3;        // iterations per turn
+  int settle = 1;       // the first iterations of each turn not measured (at most block - 1)
   std::string sweep;    // bandwidths, comma-separated
   std::vector<std::string> peers;
   std::string out;
@@ -182,6 +183,10 @@ void run_bench(const BenchFlags& f) {
   if (schedulers.empty()) throw InvalidInput("bench: --schedulers names no scheduler");
   if (f.iterations < 1 || f.block < 1)
     throw InvalidInput("bench: --iterations and --block must be at least 1");
+  if (f.settle < 0 || (f.block > 1 && f.settle >= f.block))
+    throw InvalidInput("bench: --settle must be from 0 to --block - 1 (got " +
+                       std::to_string(f.settle) + " with --block " + std::to_string(f.block) +
+                       "): a turn needs an iteration to measure");
   for (const auto& p : f.peers)
     if (p != "ddp") throw InvalidInput("bench: unknown peer '" + p + "' (known: ddp)");
   if (!f.peers.empty() && base.net != "netns")
@@ -190,7 +195,9 @@ void run_bench(const BenchFlags& f) {
   std::vector<std::string> bandwidths = split(f.sweep);
   if (bandwidths.empty()) bandwidths.push_back(base.down);
 
-  const int measured_per_turn = f.block > 1 ? f.block - 1 : 1;
+  // A turn of one iteration is measured whole (--settle has nothing to skip).
+  const int settle = f.block > 1 ? f.settle : 0;
+  const int measured_per_turn = f.block - settle;
   const int turns = (f.iterations + measured_per_turn - 1) / measured_per_turn;
   base.rotation.clear();
   for (const auto& s : schedulers) base.rotation += (base.rotation.empty() ? "" : ",") + s;
@@ -215,7 +222,9 @@ void run_bench(const BenchFlags& f) {
   std::string md = "# dynacomm bench: " + base.model + ", " + std::to_string(base.workers) +
                    " workers, batch " + std::to_string(base.batch) + ", links " +
                    (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") +
-                   ", latency " + base.latency + "\n\n";
+                   ", latency " + base.latency + "\n\nStrategies take turns of " +
+                   std::to_string(f.block) + " iterations; the first " + std::to_string(settle) +
+                   " of each turn not measured.\n\n";
   std::vector<report::Series> speedups;  // one per strategy, in the rotation's order
   for (const std::string& bw : bandwidths) {
     JobFlags j = base;
@@ -242,14 +251,15 @@ void run_bench(const BenchFlags& f) {
     std::map<int, std::vector<double>> by_plan, online_by_plan, ideal_by_plan, slowest_by_plan;
     for (std::size_t i = 0; i < it.size(); ++i) {
       const auto k = static_cast<std::int64_t>(it[i]) - j.warmup;
-      // Not measured: warm-up, the first iteration of a turn, an iteration with an epoch's
+      // Not measured: warm-up, the first --settle iterations of a turn (the first carries the
+      // previous strategy's last push; a full-duplex turn after a phase-separated one starts
+      // without its pulls in flight and its workers out of step), an iteration with an epoch's
       // evaluation in it and the one after (rank 0 evaluates while the others wait, then
       // computes alone for a while: 556 ms against about 1700 for mobilenetv2 with 4 workers
       // on 2 cores), and the job's last iteration (rank 0's time for it includes fetching
       // the whole final model).
       const bool near_evaluation = accuracy[i] >= 0 || (i > 0 && accuracy[i - 1] >= 0);
-      if (k < 0 || (f.block > 1 && k % f.block == 0) || near_evaluation || i + 1 == it.size())
-        continue;
+      if (k < 0 || k % f.block < settle || near_evaluation || i + 1 == it.size()) continue;
       by_plan[static_cast<int>(plan_id[i])].push_back(ms[i]);
       if (online[i] > 0) online_by_plan[static_cast<int>(plan_id[i])].push_back(online[i]);
       if (online_ideal[i] > 0)
@@ -355,8 +365,7 @@ void run_bench(const BenchFlags& f) {
       const int k = p["id"].get<int>() - 1;
       if (!trace.is_discarded())
         gantt.rows.push_back(
-            gantt_row(trace, name, j.warmup + static_cast<std::int64_t>(k) * f.block +
-                                       (f.block > 1 ? 1 : 0)));
+            gantt_row(trace, name, j.warmup + static_cast<std::int64_t>(k) * f.block + settle));
     }
     std::string peer_note;
     for (const auto& peer : f.peers) {
@@ -684,9 +693,11 @@ void add_bench_command(CLI::App& app) {
   f->job.add_worker_flags(cmd);
   cmd->add_option("--schedulers", f->schedulers, "Comma-separated, or all")
       ->capture_default_str();
-  cmd->add_option("--block", f->block,
-                  "Iterations per turn; the first of each turn is not measured (it carries the "
-                  "previous strategy's last push)")
+  cmd->add_option("--block", f->block, "Iterations per turn")->capture_default_str();
+  cmd->add_option("--settle", f->settle,
+                  "Iterations at the start of each turn not measured (the first carries the "
+                  "previous strategy's last push; a full-duplex turn after a phase-separated "
+                  "one takes longer to reach its steady state)")
       ->capture_default_str();
   cmd->add_option("--sweep-bandwidth", f->sweep,
                   "Bandwidths to run, both directions, e.g. 20mbit,100mbit,1gbit");

@@ -181,7 +181,7 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
   const std::string out = dir_ + "/bench";
   const std::string cmd = std::string(DYNACOMM_EXE) +
                           " bench --model cnn --schedulers sequential,dynacomm --iterations 2"
-                          " --block 2 --batch 16 --train-samples 1000 --test-samples 100"
+                          " --block 3 --settle 2 --batch 16 --train-samples 1000 --test-samples 100"
                           " --sweep-bandwidth 200mbit,1gbit --latency 1ms --out " +
                           out + " > " + dir_ + "/bench.log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/bench.log");
@@ -192,8 +192,8 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
          {"scheduler", "model", "workers", "down_bps", "up_bps", "latency_ms", "median_ms",
           "min_ms", "max_ms", "predicted_ms", "ideal_ms", "speedup_vs_sequential"})
       EXPECT_TRUE(r.contains(key)) << key;
-    // Not measured: the first iteration of each turn, and the job's last (final fetch), which
-    // is one the bench adds so that every strategy gets the same count.
+    // Not measured: the first two iterations of each turn (--settle 2), and the job's last
+    // (final fetch), which is one the bench adds so that every strategy gets the same count.
     EXPECT_EQ(r["iterations"], 2) << r["scheduler"];
     EXPECT_LE(r["min_ms"].get<double>(), r["median_ms"].get<double>());
     EXPECT_LE(r["median_ms"].get<double>(), r["max_ms"].get<double>());
@@ -213,6 +213,8 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
        {"bench.csv", "bench.md", "bench-200mbit.svg", "gantt-1gbit.svg", "speedup.svg"})
     EXPECT_FALSE(read_file(out + "/" + f).empty()) << f;
   EXPECT_NE(read_file(out + "/gantt-1gbit.svg").find(">dynacomm<"), std::string::npos);
+  EXPECT_NE(read_file(out + "/bench.md").find("turns of 3 iterations; the first 2 of each turn"),
+            std::string::npos);
 }
 
 // The link gets 50x faster mid-run, at 14 s, well after warm-up (start-up and warm-up take
