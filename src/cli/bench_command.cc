@@ -248,6 +248,9 @@ void run_bench(const BenchFlags& f) {
     const auto& online = metrics.at("predicted_ms");     // from the estimates before it
     const auto& online_ideal = metrics.at("ideal_ms");   // likewise
     const auto& slowest = metrics.at("predicted_slowest_ms");  // any worker's, the largest
+    const auto& stretch_down = metrics.at("stretch_down");     // as refitted online
+    const auto& stretch_up = metrics.at("stretch_up");
+    std::vector<double> online_down, online_up;  // over the measured iterations
     std::map<int, std::vector<double>> by_plan, online_by_plan, ideal_by_plan, slowest_by_plan;
     for (std::size_t i = 0; i < it.size(); ++i) {
       const auto k = static_cast<std::int64_t>(it[i]) - j.warmup;
@@ -265,6 +268,8 @@ void run_bench(const BenchFlags& f) {
       if (online_ideal[i] > 0)
         ideal_by_plan[static_cast<int>(plan_id[i])].push_back(online_ideal[i]);
       if (slowest[i] > 0) slowest_by_plan[static_cast<int>(plan_id[i])].push_back(slowest[i]);
+      if (stretch_down[i] >= 1) online_down.push_back(stretch_down[i]);
+      if (stretch_up[i] >= 1) online_up.push_back(stretch_up[i]);
     }
     const double run_ideal = summary["ideal_ms"].get<double>();
     std::map<std::string, Stats> measured;
@@ -383,13 +388,21 @@ void run_bench(const BenchFlags& f) {
                    " parameters. DDP's traffic gets no added latency (netem is unavailable).\n\n";
     }
     const auto& ml = summary["measured_link"];
-    auto stretch_note = [](const nlohmann::json& m) -> std::string {
+    auto stretch_note = [&](const nlohmann::json& m) -> std::string {
       if (!m.contains("compute_stretch") || m["compute_stretch"].value("spans", 0) == 0) return "";
       const auto& c = m["compute_stretch"];
+      auto range = [](const std::vector<double>& v) {
+        if (v.empty()) return std::string("-");
+        const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+        return fmt("%.2f", *lo) + "-" + fmt("%.2fx", *hi);
+      };
       return "; compute while its link carries data (fitted from the warm-up's units, "
              "charged in every prediction): " +
              fmt("%.2fx", c["down"].get<double>()) + " under the downlink, " +
-             fmt("%.2fx", c["up"].get<double>()) + " under the uplink";
+             fmt("%.2fx", c["up"].get<double>()) +
+             " under the uplink (refitted online from the last iterations' units, as the "
+             "online predictions had it over the measured iterations: " +
+             range(online_down) + " and " + range(online_up) + ")";
     };
     std::string fd_ideal;
     for (const auto& p : summary["plans"])

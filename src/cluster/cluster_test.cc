@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "cluster/local_cluster.h"
@@ -158,19 +160,36 @@ TEST_F(ClusterTest, TrainWritesTheRunFolder) {
   EXPECT_GE(stretch["idle_wall_per_cpu"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(stretch["up"].get<double>(), 1);
   EXPECT_FALSE(stretch["fitted_up"].get<bool>());
-  // (The last two columns: an earlier one may hold a quoted reason with commas.)
+  // (The last four columns: an earlier one may hold a quoted reason with commas.) The
+  // stretch the estimates held: none in the warm-up, the fit (refitted online) after it.
   std::istringstream metrics(read_file(out + "/metrics.csv"));
   std::string line;
   std::getline(metrics, line);
-  ASSERT_NE(line.find(",compute_ms,compute_cpu_ms"), std::string::npos) << line;
+  ASSERT_NE(line.find(",compute_ms,compute_cpu_ms,stretch_down,stretch_up"), std::string::npos)
+      << line;
   int rows = 0;
   while (std::getline(metrics, line)) {
-    const std::size_t last = line.rfind(','), before = line.rfind(',', last - 1);
-    ASSERT_NE(before, std::string::npos) << line;
-    const double wall = std::stod(line.substr(before + 1, last - before - 1));
-    const double cpu = std::stod(line.substr(last + 1));
+    std::vector<std::string> last(4);
+    std::size_t end = line.size();
+    for (int k = 3; k >= 0; --k) {
+      const std::size_t comma = line.rfind(',', end - 1);
+      ASSERT_NE(comma, std::string::npos) << line;
+      last[static_cast<std::size_t>(k)] = line.substr(comma + 1, end - comma - 1);
+      end = comma;
+    }
+    const double wall = std::stod(last[0]);
+    const double cpu = std::stod(last[1]);
     EXPECT_GT(cpu, 0) << line;
     EXPECT_LE(cpu, wall * 1.01 + 1) << line;  // CPU time cannot outrun the wall clock
+    if (rows == 0) {
+      EXPECT_EQ(last[2] + last[3], "") << line;
+    } else {
+      for (const std::string& x : {last[2], last[3]}) {
+        ASSERT_FALSE(x.empty()) << line;
+        EXPECT_GE(std::stod(x), 1.0) << line;
+        EXPECT_LE(std::stod(x), 10.0) << line;
+      }
+    }
     ++rows;
   }
   EXPECT_EQ(rows, 4);

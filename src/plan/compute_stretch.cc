@@ -5,7 +5,19 @@
 
 namespace dynacomm::plan {
 
-ComputeStretch fit_compute_stretch(const std::vector<UnitSpan>& spans) {
+void add_busy_times(std::vector<UnitSpan>& spans,
+                    const std::vector<std::pair<double, double>>& windows,
+                    const std::vector<LinkBusy>& transfers) {
+  const std::size_t n = std::min(spans.size(), windows.size());
+  for (std::size_t k = 0; k < n; ++k)
+    for (const LinkBusy& t : transfers) {
+      const double ms =
+          std::min(t.end_ms, windows[k].second) - std::max(t.start_ms, windows[k].first);
+      if (ms > 0) (t.up ? spans[k].busy_up_ms : spans[k].busy_down_ms) += ms;
+    }
+}
+
+ComputeStretch fit_compute_stretch(const std::vector<UnitSpan>& spans, double idle_wall_per_cpu) {
   struct Point {
     double wall, cpu, down, up;  // down, up: busy fractions of wall
   };
@@ -30,7 +42,9 @@ ComputeStretch fit_compute_stretch(const std::vector<UnitSpan>& spans) {
       idle_wall += p.wall;
       idle_cpu += p.cpu;
     }
-  const double a = idle_cpu > 0 ? idle_wall / idle_cpu : 1.0;
+  const double a = std::isfinite(idle_wall_per_cpu) && idle_wall_per_cpu > 0
+                       ? idle_wall_per_cpu
+                       : (idle_cpu > 0 ? idle_wall / idle_cpu : 1.0);
   r.idle_wall_per_cpu = a;
   // Least squares: wall - a*cpu (the CPU denied beyond the idle share) = xd*d + xu*u, with
   // xd = cpu*busy_down, xu = cpu*busy_up; d, u = a_down - a, a_up - a.

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace dynacomm::plan {
@@ -34,6 +35,18 @@ struct UnitSpan {
   double busy_up_ms = 0;    // ... its uplink
 };
 
+// A transfer as the link saw it: busy from start_ms to end_ms (any common time origin).
+struct LinkBusy {
+  double start_ms = 0, end_ms = 0;
+  bool up = false;
+};
+
+// Adds to each span's busy_down_ms / busy_up_ms how long each transfer overlapped its
+// window [from, to] (windows[k] is spans[k]'s, same origin as the transfers).
+void add_busy_times(std::vector<UnitSpan>& spans,
+                    const std::vector<std::pair<double, double>>& windows,
+                    const std::vector<LinkBusy>& transfers);
+
 struct ComputeStretch {
   double idle_wall_per_cpu = 1;  // a
   double down = 1, up = 1;       // a_down / a, a_up / a
@@ -42,7 +55,11 @@ struct ComputeStretch {
 };
 
 // Spans whose CPU time is under 0.2 ms (clock resolution, hook overhead) or whose figures
-// are not finite and positive are left out. With no idle span, a = 1.
-ComputeStretch fit_compute_stretch(const std::vector<UnitSpan>& spans);
+// are not finite and positive are left out. With no idle span, a = 1. A positive
+// `idle_wall_per_cpu` is taken as a instead of fitted (the refit while training runs keeps
+// the warm-up's, which every unit time since was converted with; its plans overlap, so
+// idle spans are few).
+ComputeStretch fit_compute_stretch(const std::vector<UnitSpan>& spans,
+                                   double idle_wall_per_cpu = 0);
 
 }  // namespace dynacomm::plan

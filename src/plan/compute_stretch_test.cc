@@ -39,6 +39,45 @@ TEST(ComputeStretch, FindsTheModelsParametersBack) {
   EXPECT_NEAR(n.up, 1.30 / 1.04, 0.03);
 }
 
+// Each span's busy time per direction: every transfer's overlap with its window, by hand.
+TEST(ComputeStretch, BusyTimesAreEachTransfersOverlapWithTheWindow) {
+  std::vector<UnitSpan> spans = {{10, 9, 0, 0}, {20, 18, 1, 0}};
+  const std::vector<std::pair<double, double>> windows = {{0, 10}, {10, 30}};
+  add_busy_times(spans, windows,
+                 {{5, 15, false},     // across both: 5 + 5 down
+                  {0, 40, true},      // over both: 10 + 20 up
+                  {30, 35, false},    // starts where the second ends: nothing
+                  {-5, -1, true},     // before both: nothing
+                  {12, 14, false}});  // inside the second, beside the first one: + 2 down
+  EXPECT_DOUBLE_EQ(spans[0].busy_down_ms, 5);
+  EXPECT_DOUBLE_EQ(spans[0].busy_up_ms, 10);
+  EXPECT_DOUBLE_EQ(spans[1].busy_down_ms, 1 + 5 + 2);  // added to what it had
+  EXPECT_DOUBLE_EQ(spans[1].busy_up_ms, 20);
+  EXPECT_DOUBLE_EQ(spans[1].wall_ms, 20);  // the rest untouched
+}
+
+// Online: the idle share is the warm-up's, given; only the stretches are fitted, also from
+// spans that are all busy (a plan that overlaps everything has no idle span to fit a from).
+TEST(ComputeStretch, WithTheIdleShareGivenFitsTheStretchesAlone) {
+  std::vector<UnitSpan> busy;
+  for (const UnitSpan& s : draw(2.0, 2.4, 2.6, 0.0, 3))
+    if (s.busy_down_ms > 0 || s.busy_up_ms > 0) busy.push_back(s);
+  const ComputeStretch s = fit_compute_stretch(busy, 2.0);
+  EXPECT_DOUBLE_EQ(s.idle_wall_per_cpu, 2.0);
+  EXPECT_NEAR(s.down, 1.2, 1e-9);
+  EXPECT_NEAR(s.up, 1.3, 1e-9);
+  // Without it the same spans have no idle one: a = 1, and the stretches come out against
+  // that (clamped), not the model's.
+  const ComputeStretch f = fit_compute_stretch(busy);
+  EXPECT_DOUBLE_EQ(f.idle_wall_per_cpu, 1.0);
+  EXPECT_GT(f.up, 2.0);
+  // A given share that is not a number is ignored: fitted from the idle spans.
+  EXPECT_NEAR(
+      fit_compute_stretch(draw(1.04, 1.10, 1.30, 0.0, 1), std::numeric_limits<double>::quiet_NaN())
+          .idle_wall_per_cpu,
+      1.04, 1e-9);
+}
+
 TEST(ComputeStretch, ADirectionWithTooLittleBusyTimeIsNotTold) {
   std::vector<UnitSpan> spans;
   for (int i = 0; i < 100; ++i) spans.push_back({10.5, 10, 0, 0});

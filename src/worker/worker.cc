@@ -250,6 +250,22 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   };
   std::vector<CpuSample> warmup_cpu;
   std::vector<plan::UnitSpan> warmup_spans;
+  // Every unit's span with how long each link carried data during it, counted once every
+  // transfer that could overlap it has ended: at its iteration's end in the warm-up (which
+  // waits for its acks), two iterations later after it (a full-duplex plan's pushes run on
+  // into the next iteration). Past the warm-up they refit the stretch over the last
+  // estimator window of iterations, with the warm-up's idle share (the machine's load and
+  // the plans' overlap change while training runs; the warm-up saw one overlapping
+  // iteration or two).
+  struct OpenSpans {
+    std::int64_t iteration;
+    std::vector<std::pair<double, double>> windows;  // ms since the worker started
+    std::vector<plan::UnitSpan> spans;  // wall and CPU; busy times filled in when counted
+  };
+  std::deque<OpenSpans> open_spans;
+  std::deque<plan::LinkBusy> recent_busy;  // ended transfers that may overlap an open span
+  std::deque<std::vector<plan::UnitSpan>> online_spans;            // per iteration, the window
+  std::map<std::int64_t, std::pair<double, double>> stretch_from;  // down, up: from iteration i
   bool cpu_known = true;                 // every warm-up iteration's CPU marks came from one thread
   double idle_wall_per_cpu = 0;          // 0: not fitted (the estimators get wall times)
   std::map<std::int64_t, double> paces;  // the barrier's, per iteration (to rebuild)
@@ -260,6 +276,43 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     return ms;
   };
   std::vector<Comm::LinkEvent> link_log;
+  // The stretch the estimates held at the start of iteration `it` (none before the fit).
+  auto stretch_at = [&](std::int64_t it) -> std::optional<std::pair<double, double>> {
+    auto s = stretch_from.upper_bound(it);
+    if (s == stretch_from.begin()) return std::nullopt;
+    return std::prev(s)->second;
+  };
+  // Counts the open spans whose transfers have all ended by the end of iteration `it`
+  // (see OpenSpans) and, past the warm-up, refits the stretch over the window.
+  auto count_spans = [&](std::int64_t it) {
+    bool refit = false;
+    while (!open_spans.empty() &&
+           (open_spans.front().iteration < o.warmup || open_spans.front().iteration <= it - 2)) {
+      OpenSpans& open = open_spans.front();
+      plan::add_busy_times(open.spans, open.windows, {recent_busy.begin(), recent_busy.end()});
+      if (open.iteration < o.warmup) {
+        warmup_spans.insert(warmup_spans.end(), open.spans.begin(), open.spans.end());
+      } else {
+        online_spans.push_back(std::move(open.spans));
+        if (online_spans.size() > static_cast<std::size_t>(std::max(1, o.estimator.window)))
+          online_spans.pop_front();
+        refit = true;
+      }
+      open_spans.pop_front();
+    }
+    // What ended before the oldest open span began overlaps nothing still to count.
+    while (!recent_busy.empty() &&
+           (open_spans.empty() ||
+            recent_busy.front().end_ms < open_spans.front().windows.front().first))
+      recent_busy.pop_front();
+    if (!refit) return;
+    std::vector<plan::UnitSpan> spans;
+    for (const auto& v : online_spans) spans.insert(spans.end(), v.begin(), v.end());
+    const plan::ComputeStretch f = plan::fit_compute_stretch(spans, idle_wall_per_cpu);
+    if (f.fitted_down) given_link.compute_stretch_down = f.down;  // else as it was
+    if (f.fitted_up) given_link.compute_stretch_up = f.up;
+    stretch_from[it + 1] = {given_link.compute_stretch_down, given_link.compute_stretch_up};
+  };
 
   report::ChromeTrace trace;
   const int pid = o.rank;
@@ -327,6 +380,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         idle_wall_per_cpu = result.compute_stretch.idle_wall_per_cpu;
         given_link.compute_stretch_down = link.compute_stretch_down = result.compute_stretch.down;
         given_link.compute_stretch_up = link.compute_stretch_up = result.compute_stretch.up;
+        stretch_from[it] = {given_link.compute_stretch_down, given_link.compute_stretch_up};
         // The warm-up's iterations again, at idle-link speed, with their paces.
         warmup_compute = plan::UnitTimeEstimator(static_cast<std::size_t>(n_units), warmup_weights);
         compute_estimator = plan::UnitTimeEstimator(static_cast<std::size_t>(n_units), o.estimator);
@@ -522,9 +576,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                   std::to_string(it) + " (loss " + std::to_string(l) + ")");
 
     const bool traced = it >= o.warmup && it < o.warmup + trace_span;
-    std::vector<Comm::LinkEvent> iteration_events;  // warm-up: all of this iteration's
     for (const auto& e : comm.take_link_events()) {
-      if (it < o.warmup && e.iteration == it) iteration_events.push_back(e);
+      // Busy while it was served: the service time before its end.
+      recent_busy.push_back(
+          {ms_between(started, e.end) - e.service_ms, ms_between(started, e.end), e.up});
       if (!o.rotation.empty()) link_log.push_back(e);
       if (e.iteration < o.warmup)
         (e.up ? up_samples : down_samples)
@@ -583,32 +638,23 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       if (it < o.warmup) {
         cpu_known = cpu_known && cpu_valid;
         warmup_cpu.push_back({it, forward_cpu, backward_cpu});
-        if (it > 0 || o.warmup == 1) {
-          // How long this iteration's own transfers kept each link busy during each unit.
-          auto busy = [&](bool up, Clock::time_point from, Clock::time_point to) {
-            double ms = 0;
-            for (const Comm::LinkEvent& e : iteration_events) {
-              if (e.up != up) continue;
-              const auto start =
-                  e.end - std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double, std::milli>(e.service_ms));
-              ms += std::max(0.0, ms_between(std::max(start, from), std::min(e.end, to)));
-            }
-            return ms;
-          };
-          for (int u = 0; u < n_units; ++u) {
-            const auto su = static_cast<std::size_t>(u);
-            const auto next = u + 1 < n_units ? comm.gate_called[su + 1] : forward_end;
-            warmup_spans.push_back({forward_ms[su], forward_cpu[su],
-                                    busy(false, comm.gate_passed[su], next),
-                                    busy(true, comm.gate_passed[su], next)});
-            warmup_spans.push_back({backward_ms[su], backward_cpu[su],
-                                    busy(false, all_ready[su + 1], all_ready[su]),
-                                    busy(true, all_ready[su + 1], all_ready[su])});
-          }
-          warmup_compute.add(it, forward_ms, backward_ms);
-        }
+        if (it > 0 || o.warmup == 1) warmup_compute.add(it, forward_ms, backward_ms);
       }
+      if (cpu_valid && (it < o.warmup ? it > 0 || o.warmup == 1 : idle_wall_per_cpu > 0)) {
+        OpenSpans open{it, {}, {}};
+        for (int u = 0; u < n_units; ++u) {
+          const auto su = static_cast<std::size_t>(u);
+          open.windows.emplace_back(
+              ms_between(started, comm.gate_passed[su]),
+              ms_between(started, u + 1 < n_units ? comm.gate_called[su + 1] : forward_end));
+          open.spans.push_back({forward_ms[su], forward_cpu[su], 0, 0});
+          open.windows.emplace_back(ms_between(started, all_ready[su + 1]),
+                                    ms_between(started, all_ready[su]));
+          open.spans.push_back({backward_ms[su], backward_cpu[su], 0, 0});
+        }
+        open_spans.push_back(std::move(open));
+      }
+      count_spans(it);
       // Past the warm-up: at idle-link speed when the stretch was fitted (see above).
       const bool idle_speed = it >= o.warmup && idle_wall_per_cpu > 0 && cpu_valid;
       const std::vector<double> forward_q = idle_speed ? at_idle_speed(forward_cpu) : forward_ms;
@@ -630,6 +676,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     r.plan_change = plan_change;
     r.predicted_gain_ms = predicted_gain_ms;
     std::tie(r.compute_ms, r.compute_cpu_ms) = compute_record;
+    if (const auto s = stretch_at(it)) std::tie(r.stretch_down, r.stretch_up) = *s;
     result.iterations.push_back(r);
     total_up += r.bytes_up;
     total_down += r.bytes_down;
@@ -714,7 +761,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         (e.up ? up : down).add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
       }
       if (r.iteration <= o.warmup || r.plan_id < 1 || c.empty()) continue;
-      const Replanned now = estimate(c, down, up, profile, given_link, comm.latency_ms());
+      plan::LinkProfile then = given_link;
+      if (const auto st = stretch_at(r.iteration))
+        std::tie(then.compute_stretch_down, then.compute_stretch_up) = *st;
+      const Replanned now = estimate(c, down, up, profile, then, comm.latency_ms());
       down.hold_overhead(now.held_down_ms);  // as the re-planning task hands them back
       up.hold_overhead(now.held_up_ms);
       const plan::Plan& p = result.plans[static_cast<std::size_t>(r.plan_id - 1)].plan;

@@ -118,6 +118,9 @@ struct IterationRecord {
   // This worker's compute (the units' times, without waits at the gates) and the training
   // thread's CPU time in it (0: not known); the difference is the CPU it was denied.
   double compute_ms = 0, compute_cpu_ms = 0;
+  // How many times slower compute ran under a busy downlink / uplink, as the estimates held
+  // it at this iteration's start: the warm-up's fit, refitted online (0: not fitted yet).
+  double stretch_down = 0, stretch_up = 0;
 };
 
 struct WorkerResult {
