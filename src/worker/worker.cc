@@ -263,7 +263,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     std::vector<plan::UnitSpan> spans;  // wall and CPU; busy times filled in when counted
   };
   std::deque<OpenSpans> open_spans;
-  std::deque<plan::LinkBusy> recent_busy;  // ended transfers that may overlap an open span
+  std::vector<plan::LinkBusy> recent_busy;  // ended transfers that may overlap an open span
   std::deque<std::vector<plan::UnitSpan>> online_spans;            // per iteration, the window
   std::map<std::int64_t, std::pair<double, double>> stretch_from;  // down, up: from iteration i
   bool cpu_known = true;                 // every warm-up iteration's CPU marks came from one thread
@@ -289,7 +289,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     while (!open_spans.empty() &&
            (open_spans.front().iteration < o.warmup || open_spans.front().iteration <= it - 2)) {
       OpenSpans& open = open_spans.front();
-      plan::add_busy_times(open.spans, open.windows, {recent_busy.begin(), recent_busy.end()});
+      plan::add_busy_times(open.spans, open.windows, recent_busy);
       if (open.iteration < o.warmup) {
         warmup_spans.insert(warmup_spans.end(), open.spans.begin(), open.spans.end());
       } else {
@@ -301,10 +301,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       open_spans.pop_front();
     }
     // What ended before the oldest open span began overlaps nothing still to count.
-    while (!recent_busy.empty() &&
-           (open_spans.empty() ||
-            recent_busy.front().end_ms < open_spans.front().windows.front().first))
-      recent_busy.pop_front();
+    recent_busy.erase(recent_busy.begin(),
+                      std::find_if(recent_busy.begin(), recent_busy.end(), [&](const auto& b) {
+                        return !open_spans.empty() &&
+                               b.end_ms >= open_spans.front().windows.front().first;
+                      }));
     if (!refit) return;
     std::vector<plan::UnitSpan> spans;
     for (const auto& v : online_spans) spans.insert(spans.end(), v.begin(), v.end());
