@@ -132,7 +132,8 @@ void LocalCluster::stop_all(int signal) {
 }
 
 void LocalCluster::wait(const std::function<void()>& tick, std::chrono::milliseconds period) {
-  std::size_t running = children_.size();
+  std::size_t running = 0;
+  for (const auto& c : children_) running += c.done ? 0 : 1;
   auto next_tick = std::chrono::steady_clock::now();
   while (running > 0) {
     if (tick && std::chrono::steady_clock::now() >= next_tick) {
@@ -145,18 +146,16 @@ void LocalCluster::wait(const std::function<void()>& tick, std::chrono::millisec
       stop_all(SIGKILL);
       throw Error("interrupted: stopped the PS and all workers");
     }
-    int status = 0;
-    pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid <= 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      continue;
-    }
+    // Each child by its pid, never "any child": another thread of this process runs tools
+    // (tc, for --link-trace under netns) whose exit status a wait for any child would steal.
+    bool reaped = false;
     for (auto& c : children_) {
-      if (c.pid != pid || c.done) continue;
+      int status = 0;
+      if (c.done || ::waitpid(c.pid, &status, WNOHANG) != c.pid) continue;
+      reaped = true;
       c.done = true;
       --running;
-      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      if (ok) break;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
       std::ostringstream why;
       why << c.name << " failed ("
           << (WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
@@ -168,6 +167,7 @@ void LocalCluster::wait(const std::function<void()>& tick, std::chrono::millisec
       stop_all(SIGKILL);
       throw Error(why.str() + "\nstopped the other processes");
     }
+    if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
 

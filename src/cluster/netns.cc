@@ -40,7 +40,7 @@ Output run_tool(const std::vector<std::string>& argv) {
     return out;
   }
   int fds[2];
-  if (::pipe(fds) != 0) {
+  if (::pipe2(fds, O_CLOEXEC) != 0) {  // not inherited by what other threads spawn
     out.text = std::string("pipe: ") + std::strerror(errno);
     return out;
   }
@@ -48,6 +48,12 @@ Output run_tool(const std::vector<std::string>& argv) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const pid_t pid = ::fork();
+  if (pid < 0) {
+    out.text = std::string("fork: ") + std::strerror(errno);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return out;
+  }
   if (pid == 0) {
     ::dup2(fds[1], STDOUT_FILENO);
     ::dup2(fds[1], STDERR_FILENO);
@@ -58,10 +64,20 @@ Output run_tool(const std::vector<std::string>& argv) {
   }
   ::close(fds[1]);
   char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
     out.text.append(buf, static_cast<std::size_t>(n));
+  }
   ::close(fds[0]);
-  if (pid > 0) ::waitpid(pid, &out.status, 0);
+  pid_t waited;
+  while ((waited = ::waitpid(pid, &out.status, 0)) < 0 && errno == EINTR) {
+  }
+  if (waited != pid) {
+    out.status = -1;
+    out.text += std::string("(its exit status was lost: waitpid: ") + std::strerror(errno) + ")";
+  }
   return out;
 }
 

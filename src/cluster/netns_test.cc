@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -19,8 +20,10 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "base/error.h"
+#include "cluster/local_cluster.h"
 #include "data/fashion_mnist.h"
 
 namespace dynacomm::cluster {
@@ -131,6 +134,49 @@ TEST_F(Netns, TenMegabytesOverTwentyMbitTbfTakeFourSeconds) {
   const double faster = timed_transfer(net.ps_namespace(), net.worker_namespace(0),
                                        NetnsTopology::worker_address(0), 10'000'000);
   EXPECT_NEAR(faster, 2.0, 0.2);
+}
+
+// The launcher starts and waits for its children while another of its threads changes the
+// tbf rates (a --link-trace). A child started while a `tc` ran must not inherit the pipe
+// that collects tc's output (the thread would wait for the child to exit), and the wait
+// for the children must not reap tc (its lost exit status once failed a job with "`tc ...
+// qdisc change ...` failed: ").
+TEST_F(Netns, RatesChangeWhileTheLauncherStartsAndWaitsForChildren) {
+  NetnsTopology net(1, {{50e6, 50e6}});
+  const std::string dir = ::testing::TempDir() + "dynacomm_reap_" + std::to_string(::getpid());
+  ::mkdir(dir.c_str(), 0755);
+  std::atomic<bool> stop{false};
+  std::string failure;
+  std::atomic<int> changes{0};
+  double slowest_s = 0;
+  std::thread changer([&] {
+    try {
+      while (!stop) {
+        const auto t0 = std::chrono::steady_clock::now();
+        net.set_rates(0, changes % 2 ? 5e6 : 50e6, 50e6);
+        slowest_s =
+            std::max(slowest_s,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        ++changes;
+      }
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  {
+    LocalCluster cluster("/bin/true", dir, std::chrono::seconds(5));
+    for (int i = 0; i < 100; ++i) {
+      cluster.start_process("sleeper " + std::to_string(i), {"/bin/sleep", "2"}, "sleeper.log");
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_NO_THROW(cluster.wait({}, std::chrono::milliseconds(100)));
+  }
+  stop = true;
+  changer.join();
+  EXPECT_EQ(failure, "") << "after " << changes << " rate changes";
+  EXPECT_LT(slowest_s, 1.0) << "a rate change waited for a child of the launcher to exit";
+  EXPECT_GE(changes, 20) << "too few changes overlapped the children to show anything";
+  std::system(("rm -rf '" + dir + "'").c_str());
 }
 
 TEST_F(Netns, RemovesEverythingAndCleansLeftovers) {
