@@ -250,24 +250,29 @@ TEST_F(Netns, SlowLinkLosesNoPush) {
 
 // --link-trace under --net netns: the launcher changes the tbf rates live (tc qdisc change)
 // and the worker's online estimate of its link follows: 50 Mbit/s before, 5 Mbit/s after.
+// The change comes early enough for the estimator's last window to be all at 5 Mbit/s on
+// any machine. The token bucket lets a transfer after an idle spell start with a 70 kB
+// burst, so lenet5's 190 kB pulls can look as fast as 8 Mbit/s. A pull request queued
+// behind a push on the uplink must not count as downlink time: while it did, runs read
+// 2.7 to 6.2 Mbit/s; since, 5.1 to 6.6.
 TEST_F(Netns, LinkTraceChangesTheTbfRateLive) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   const std::string dir = ::testing::TempDir() + "dynacomm_trace_" + std::to_string(::getpid());
   ::mkdir(dir.c_str(), 0755);
   {
     std::ofstream t(dir + "/trace.csv");
-    t << "time_s,down,up,latency\n0,50mbit,50mbit,1ms\n4,5mbit,5mbit,1ms\n";
+    t << "time_s,down,up,latency\n0,50mbit,50mbit,1ms\n2,5mbit,5mbit,1ms\n";
   }
   const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " train --net netns --model lenet5 --iterations 60 --batch 32"
+                          " train --net netns --model lenet5 --iterations 50 --batch 32"
                           " --train-samples 4000 --test-samples 100 --down 50mbit --latency 1ms"
-                          " --threads 1 --link-trace " + dir + "/trace.csv --out " + dir +
-                          "/run > " + dir + "/train.log 2>&1";
+                          " --threads 1 --link-trace " +
+                          dir + "/trace.csv --out " + dir + "/run > " + dir + "/train.log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir + "/train.log");
   const nlohmann::json summary = nlohmann::json::parse(read_file(dir + "/run/summary.json"));
   const double down = summary["final_estimates"]["link"]["down_bps"].get<double>();
-  EXPECT_LT(down, 8e6) << "the estimate did not follow the tbf change to 5 Mbit/s";
-  EXPECT_GT(down, 3e6);
+  EXPECT_LT(down, 9e6) << "the estimate did not follow the tbf change to 5 Mbit/s";
+  EXPECT_GT(down, 3.5e6) << "the downlink looks slower than its tbf rate";
   EXPECT_EQ(leftovers(), "") << namespaces();
   std::system(("rm -rf '" + dir + "'").c_str());
 }

@@ -153,6 +153,7 @@ class Comm : public model::UnitObserver {
   Clock::time_point goodbye_deadline_{};
   std::int64_t iteration_ = 0;
   plan::Plan plan_;
+  using PushKey = std::pair<std::int64_t, std::uint32_t>;  // (iteration, first atom)
   // The pull requests of one iteration and what has come back.
   struct PullRound {
     std::int64_t iteration = -1;  // -1: none
@@ -160,6 +161,9 @@ class Comm : public model::UnitObserver {
     std::vector<int> segment_of_atom;
     std::vector<bool> arrived;            // by pull segment
     std::vector<Clock::time_point> sent;  // when each request left
+    // The push each request followed on the connection (iteration, first atom), if any:
+    // the request cannot reach the PS before that push's last byte did.
+    std::vector<std::optional<PushKey>> behind;
     std::vector<net::Message> held;       // replies that came before the iteration began
   };
   PullRound current_, next_;  // for iteration_ and (prefetched) iteration_ + 1
@@ -199,7 +203,12 @@ class Comm : public model::UnitObserver {
     std::int64_t bytes;
     Clock::time_point start;
   };
-  std::map<std::pair<std::int64_t, std::uint32_t>, PushInFlight> pushes_;  // (t, first unit)
+  std::map<PushKey, PushInFlight> pushes_;
+  // When recent pushes arrived at the PS (from their acks), and the last push handed to
+  // the connection: a pull request queues behind it on the uplink, and its wait there is
+  // the uplink's, not the downlink's, time.
+  std::map<PushKey, Clock::time_point> push_arrived_;
+  std::optional<PushKey> last_push_handed_;
   std::int64_t acks_of_iteration_ = 0;  // acks received for iteration_
   std::int64_t last_ack_iteration_ = -1;
   Clock::time_point last_push_done_{};
@@ -207,6 +216,7 @@ class Comm : public model::UnitObserver {
     std::string frame;
     std::int64_t pull_iteration;  // a pull request: its iteration and segment, else -1
     int pull_segment;
+    std::optional<PushKey> push;  // a push: which
   };
   std::multimap<Clock::time_point, Outgoing> outgoing_;  // release time -> frame
   struct Incoming {
