@@ -277,5 +277,38 @@ TEST_F(Netns, LinkTraceChangesTheTbfRateLive) {
   std::system(("rm -rf '" + dir + "'").c_str());
 }
 
+// A slow uplink must not make the downlink look slow: past the warm-up each pull request
+// queues on the uplink behind the pushes sent before it (lenet5's 0.25 MB of gradients,
+// 1 s at 2 Mbit/s), and that wait is the uplink's. Every traced pull must have kept the
+// 50 Mbit/s downlink busy about as long as its bytes take (a 624-byte pull once read
+// 998 ms), and the estimates must say 50 and 2 Mbit/s.
+TEST_F(Netns, SlowUplinkLeavesTheDownlinkEstimateAlone) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const std::string dir = ::testing::TempDir() + "dynacomm_asym_" + std::to_string(::getpid());
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " train --net netns --model lenet5 --iterations 8 --warmup 3 --batch 32"
+                          " --train-samples 1000 --test-samples 100 --down 50mbit --up 2mbit"
+                          " --latency 1ms --threads 1 --out " +
+                          dir + " > " + dir + ".log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir + ".log");
+  const nlohmann::json trace = nlohmann::json::parse(read_file(dir + "/trace.json"));
+  int pulls = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") != "pull") continue;
+    ++pulls;
+    const double bytes = e["args"]["bytes"].get<double>();
+    const double busy = e["args"]["link_busy_ms"].get<double>();
+    EXPECT_LT(busy, 2 * 8000 * bytes / 50e6 + 10) << e.dump();
+  }
+  EXPECT_GE(pulls, 10) << "the trace has too few pulls to show anything";
+  const nlohmann::json summary = nlohmann::json::parse(read_file(dir + "/summary.json"));
+  const nlohmann::json& link = summary["final_estimates"]["link"];
+  EXPECT_GT(link["down_bps"].get<double>(), 30e6) << link.dump();
+  EXPECT_LT(link["overhead_down_ms"].get<double>(), 5) << link.dump();
+  EXPECT_NEAR(link["up_bps"].get<double>(), 2e6, 0.6e6) << link.dump();
+  EXPECT_EQ(leftovers(), "") << namespaces();
+  std::system(("rm -rf '" + dir + "' '" + dir + ".log'").c_str());
+}
+
 }  // namespace
 }  // namespace dynacomm::cluster
