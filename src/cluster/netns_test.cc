@@ -205,6 +205,13 @@ bool have_fashion_mnist() {
   return ::stat(data::default_fashion_mnist_dir().c_str(), &st) == 0;
 }
 
+// Runs `dynacomm train ARGS --out OUT`, its output into OUT.log; returns the exit status.
+int train(const std::string& args, const std::string& out) {
+  return std::system(
+      (std::string(DYNACOMM_EXE) + " train " + args + " --out " + out + " > " + out + ".log 2>&1")
+          .c_str());
+}
+
 // Runs `dynacomm train COMMON` once over kernel-shaped links (KERNEL_LINK) and once over
 // user-space ones (USER_LINK); both must succeed and learn the same weights, bit for bit.
 void expect_same_weights(const std::string& name, const std::string& common,
@@ -263,12 +270,12 @@ TEST_F(Netns, LinkTraceChangesTheTbfRateLive) {
     std::ofstream t(dir + "/trace.csv");
     t << "time_s,down,up,latency\n0,50mbit,50mbit,1ms\n2,5mbit,5mbit,1ms\n";
   }
-  const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " train --net netns --model lenet5 --iterations 50 --batch 32"
-                          " --train-samples 4000 --test-samples 100 --down 50mbit --latency 1ms"
-                          " --threads 1 --link-trace " +
-                          dir + "/trace.csv --out " + dir + "/run > " + dir + "/train.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir + "/train.log");
+  ASSERT_EQ(train("--net netns --model lenet5 --iterations 50 --batch 32 --train-samples 4000"
+                  " --test-samples 100 --down 50mbit --latency 1ms --threads 1 --link-trace " +
+                      dir + "/trace.csv",
+                  dir + "/run"),
+            0)
+      << read_file(dir + "/run.log");
   const nlohmann::json summary = nlohmann::json::parse(read_file(dir + "/run/summary.json"));
   const double down = summary["final_estimates"]["link"]["down_bps"].get<double>();
   EXPECT_LT(down, 9e6) << "the estimate did not follow the tbf change to 5 Mbit/s";
@@ -285,12 +292,12 @@ TEST_F(Netns, LinkTraceChangesTheTbfRateLive) {
 TEST_F(Netns, SlowUplinkLeavesTheDownlinkEstimateAlone) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
   const std::string dir = ::testing::TempDir() + "dynacomm_asym_" + std::to_string(::getpid());
-  const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " train --net netns --model lenet5 --iterations 8 --warmup 3 --batch 32"
-                          " --train-samples 1000 --test-samples 100 --down 50mbit --up 2mbit"
-                          " --latency 1ms --threads 1 --out " +
-                          dir + " > " + dir + ".log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir + ".log");
+  ASSERT_EQ(train("--net netns --model lenet5 --iterations 8 --warmup 3 --batch 32"
+                  " --train-samples 1000 --test-samples 100 --down 50mbit --up 2mbit"
+                  " --latency 1ms --threads 1",
+                  dir),
+            0)
+      << read_file(dir + ".log");
   const nlohmann::json trace = nlohmann::json::parse(read_file(dir + "/trace.json"));
   int pulls = 0;
   for (const auto& e : trace["traceEvents"]) {
