@@ -200,6 +200,8 @@ void add_worker_command(CLI::App& app) {
                                                : "user-space token bucket + latency"}}},
          {"measured_link",
           {{"transport_rtt_ms", r.transport_rtt_ms},
+           {"ps_clock_offset_ms",
+            r.ps_clock_offset_ms ? nlohmann::json(*r.ps_clock_offset_ms) : nlohmann::json()},
            {"planned_down_bps", r.planned_link.down_bps},
            {"planned_up_bps", r.planned_link.up_bps},
            {"planned_overhead_down_ms", r.planned_link.overhead_down_ms},

@@ -317,5 +317,32 @@ TEST_F(Netns, SlowUplinkLeavesTheDownlinkEstimateAlone) {
   std::system(("rm -rf '" + dir + "' '" + dir + ".log'").c_str());
 }
 
+// The reverse: in a full-duplex plan the next iteration's pull replies fill the downlink
+// while the pushes cross the uplink, and a push's ack queues behind them. The push is timed
+// to its arrival as the PS stamps it, not to its ack (a 10 kB push read 237 ms at 5 Mbit/s,
+// 16 ms of data). Bound: 3x the bytes' time + 30 ms (the PS's loop may take a push off its
+// socket late; the token bucket's burst only makes pushes look faster).
+TEST_F(Netns, PushAcksQueuedBehindPullRepliesLeaveTheUplinkTimesAlone) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const std::string dir = ::testing::TempDir() + "dynacomm_fd_" + std::to_string(::getpid());
+  ASSERT_EQ(train("--net netns --model lenet5 --scheduler dynacomm-fd --iterations 10 --warmup 3"
+                  " --batch 32 --train-samples 1000 --test-samples 100 --down 5mbit --up 5mbit"
+                  " --latency 1ms --threads 1",
+                  dir),
+            0)
+      << read_file(dir + ".log");
+  const nlohmann::json trace = nlohmann::json::parse(read_file(dir + "/trace.json"));
+  int pushes = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") != "push") continue;
+    ++pushes;
+    const double bytes = e["args"]["bytes"].get<double>();
+    EXPECT_LT(e["args"]["link_busy_ms"].get<double>(), 3 * 8000 * bytes / 5e6 + 30) << e.dump();
+  }
+  EXPECT_GE(pushes, 10) << "the trace has too few pushes to show anything";
+  EXPECT_EQ(leftovers(), "") << namespaces();
+  std::system(("rm -rf '" + dir + "' '" + dir + ".log'").c_str());
+}
+
 }  // namespace
 }  // namespace dynacomm::cluster

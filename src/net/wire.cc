@@ -84,7 +84,8 @@ void seal_frame(std::string& out, Header h) {
   put<std::uint64_t>(out, 44, h.held_us);
   put<std::uint64_t>(out, 52, h.compute_us);
   put<std::uint64_t>(out, 60, h.predicted_us);
-  put<std::uint32_t>(out, 68, crc32(out.data(), 68));
+  put<std::uint64_t>(out, 68, h.arrived_us);
+  put<std::uint32_t>(out, 76, crc32(out.data(), 76));
 }
 
 std::string encode(Header h, const void* payload, std::size_t payload_size) {
@@ -109,7 +110,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   if (version != kProtocolVersion)
     return fail("protocol version " + std::to_string(version) + ", expected " +
                 std::to_string(kProtocolVersion));
-  if (get<std::uint32_t>(p + 68) != crc32(p, 68)) return fail("header checksum mismatch");
+  if (get<std::uint32_t>(p + 76) != crc32(p, 76)) return fail("header checksum mismatch");
 
   Header& h = r.header;
   const auto type = get<std::uint16_t>(p + 6);
@@ -129,6 +130,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   h.held_us = get<std::uint64_t>(p + 44);
   h.compute_us = get<std::uint64_t>(p + 52);
   h.predicted_us = get<std::uint64_t>(p + 60);
+  h.arrived_us = get<std::uint64_t>(p + 68);
 
   if (h.sender < -1 || h.sender > limits.max_sender)
     return fail("sender rank " + std::to_string(h.sender) + " out of range");

@@ -1,4 +1,4 @@
-// The wire format of every PS <-> worker message: a fixed 72-byte little-endian header,
+// The wire format of every PS <-> worker message: a fixed 80-byte little-endian header,
 // then the payload. The decoder validates every field before anything else looks at the
 // message, and reports what was wrong instead of throwing or crashing: a remote peer must
 // never be able to crash us or corrupt the server.
@@ -12,7 +12,7 @@
 // Layout (offsets in bytes): magic u32 "DYNC" | version u16 | type u16 | sender i32 |
 // codec u16 | flags u16 | iteration i64 | first_unit u32 | last_unit u32 |
 // payload_bytes u64 | payload_crc32 u32 | held_us u64 | compute_us u64 | predicted_us u64 |
-// header_crc32 u32 (over bytes 0..67). The payload starts 8-byte aligned.
+// arrived_us u64 | header_crc32 u32 (over bytes 0..75). The payload starts 8-byte aligned.
 #pragma once
 
 #include <cstddef>
@@ -23,8 +23,8 @@
 namespace dynacomm::net {
 
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
-constexpr std::uint16_t kProtocolVersion = 4;
-constexpr std::size_t kHeaderBytes = 72;
+constexpr std::uint16_t kProtocolVersion = 5;
+constexpr std::size_t kHeaderBytes = 80;
 
 enum class MessageType : std::uint16_t {
   kHello = 1,        // worker -> PS: join; payload: JSON job description. PS -> worker: welcome
@@ -73,6 +73,12 @@ struct Header {
   // pull reply for iteration t: the largest any worker sent for t - 1 (0: none), so each
   // worker knows what the slowest link or device predicts for the whole job.
   std::uint64_t predicted_us = 0;
+  // When the message this one answers reached the sender, on the sender's steady clock
+  // (microseconds since its epoch; 0: not said): a push ack, the push's; a pull reply, the
+  // request's; the PS's welcome, the hello's. With the offset between the two clocks, taken
+  // at the hello, the receiver times each transfer's arrival without the answer's trip,
+  // which may queue behind other messages (an ack behind pull replies).
+  std::uint64_t arrived_us = 0;
 };
 
 // What a well-formed message of this job may contain.

@@ -43,11 +43,13 @@ TEST(Wire, RoundTrip) {
   EXPECT_TRUE(decode(req.data(), req.size(), kLimits).ok());
   Header ack{MessageType::kPushAck, -1, 5, 1, 2};
   ack.held_us = 123456789012ull;
+  ack.arrived_us = 9876543210123ull;
   std::string a = encode(ack, nullptr, 0);
   DecodeResult ra = decode(a.data(), a.size(), kLimits);
   ASSERT_TRUE(ra.ok()) << ra.error;
   EXPECT_EQ(ra.header.type, MessageType::kPushAck);
   EXPECT_EQ(ra.header.held_us, 123456789012ull);
+  EXPECT_EQ(ra.header.arrived_us, 9876543210123ull);
   EXPECT_EQ(error_of_ack_with_payload(), "payload of 4 bytes for units 1..2, expected 0");
 }
 
@@ -58,6 +60,7 @@ TEST(Wire, FramesBuiltInPlaceEqualEncoded) {
   h.held_us = 77;
   h.compute_us = 1234;
   h.predicted_us = 5678;
+  h.arrived_us = 91011;
   std::string f = make_frame(grads.size() * 4);
   ASSERT_EQ(f.size(), kHeaderBytes + 408);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&f[kHeaderBytes]) % alignof(float), 0u);
@@ -77,13 +80,13 @@ std::string with(Header h, std::size_t payload_size) {
 std::string error_of(const std::string& m) { return decode(m.data(), m.size(), kLimits).error; }
 
 TEST(Wire, RejectsMalformedFields) {
-  EXPECT_NE(error_of("short").find("shorter than the 72-byte header"), std::string::npos);
+  EXPECT_NE(error_of("short").find("shorter than the 80-byte header"), std::string::npos);
   std::string m = push_message();
   m[0] = 'X';
   EXPECT_EQ(error_of(m), "bad magic number (not a dynacomm message)");
   m = push_message();
   m[4] = 9;
-  EXPECT_EQ(error_of(m), "protocol version 9, expected 4");
+  EXPECT_EQ(error_of(m), "protocol version 9, expected 5");
   m = push_message();
   m[20] ^= 1;  // iteration bit flipped in transit
   EXPECT_EQ(error_of(m), "header checksum mismatch");
@@ -95,6 +98,9 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(m), "header checksum mismatch");
   m = push_message();
   m[63] ^= 1;  // and predicted_us
+  EXPECT_EQ(error_of(m), "header checksum mismatch");
+  m = push_message();
+  m[70] ^= 1;  // and arrived_us
   EXPECT_EQ(error_of(m), "header checksum mismatch");
   m = push_message();
   m[kHeaderBytes + 5] ^= 1;

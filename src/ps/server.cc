@@ -28,6 +28,12 @@ struct PendingPull {
   Clock::time_point received;
 };
 
+// The steady clock as the wire's arrived_us says it.
+std::uint64_t wire_us(Clock::time_point t) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count());
+}
+
 double clock_ms(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
 }
@@ -104,8 +110,9 @@ struct PsServer::Impl {
   void send_error(const std::string& peer, const std::string& why) {
     send(peer, net::Header{net::MessageType::kError, -1, 0, 0, 0}, why.data(), why.size());
   }
-  void handle(const std::string& peer, const net::DecodeResult& m);
-  void on_hello(const std::string& peer, const net::DecodeResult& m);
+  // arrived: when the message was taken off the socket.
+  void handle(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
+  void on_hello(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
   void answer_pulls();
   void run();
 };
@@ -119,7 +126,8 @@ void ServerOptions::validate() const {
   s.validate();
 }
 
-void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& m) {
+void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& m,
+                              Clock::time_point arrived) {
   const int rank = m.header.sender;
   nlohmann::json hello;
   try {
@@ -158,7 +166,9 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
     limits.max_sender = options.workers - 1;
   }
   peers[rank] = peer;
-  send(peer, net::Header{net::MessageType::kHello, -1, 0, 0, 0}, nullptr, 0);
+  net::Header welcome{net::MessageType::kHello, -1, 0, 0, 0};
+  welcome.arrived_us = wire_us(arrived);  // the worker takes the clocks' offset from it
+  send(peer, welcome, nullptr, 0);
 }
 
 void PsServer::Impl::answer_pulls() {
@@ -183,6 +193,7 @@ void PsServer::Impl::answer_pulls() {
     const auto now = Clock::now();
     h.held_us = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(now - it->received).count());
+    h.arrived_us = wire_us(it->received);
     if (auto s = slowest.find(it->iteration - 1); s != slowest.end()) {
       h.compute_us = s->second.compute_us;
       h.predicted_us = s->second.predicted_us;
@@ -198,9 +209,10 @@ void PsServer::Impl::answer_pulls() {
   }
 }
 
-void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m) {
+void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
+                            Clock::time_point arrived) {
   const net::Header& h = m.header;
-  if (h.type == net::MessageType::kHello) return on_hello(peer, m);
+  if (h.type == net::MessageType::kHello) return on_hello(peer, m, arrived);
   auto known = peers.find(h.sender);
   if (known == peers.end() || known->second != peer) {
     ++dropped;
@@ -229,7 +241,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m)
       }
       case net::MessageType::kPullRequest:
         pending.push_back({peer, h.sender, h.iteration, first, last,
-                           (h.flags & net::kFlagInOrder) != 0, Clock::now()});
+                           (h.flags & net::kFlagInOrder) != 0, arrived});
         break;
       case net::MessageType::kPush: {
         if (!store) return send_error(peer, "push before the parameters were initialised");
@@ -244,6 +256,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m)
         net::Header ack{net::MessageType::kPushAck, -1, h.iteration, h.first_unit, h.last_unit};
         ack.held_us = static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::microseconds>(end - start).count());
+        ack.arrived_us = wire_us(arrived);
         send(peer, ack, nullptr, 0);
         if (traced(h.iteration)) {
           const std::string what = units_name(first, last) + " (it " +
@@ -300,6 +313,7 @@ void PsServer::Impl::run() {
         log("dropped a message of " + std::to_string(parts.size()) + " frames");
         continue;
       }
+      const auto arrived = Clock::now();
       received += parts[1].size();
       const std::string peer = parts[0].to_string();
       net::DecodeResult m = net::decode(parts[1].data(), parts[1].size(), limits);
@@ -308,7 +322,7 @@ void PsServer::Impl::run() {
         log("dropped a malformed message from " + who(peer) + ": " + m.error);
         continue;
       }
-      handle(peer, m);
+      handle(peer, m, arrived);
       if (shut_down >= options.workers && store) {
         done.set_value(store->snapshot());
         return;

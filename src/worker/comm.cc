@@ -88,7 +88,6 @@ Comm::PullRound Comm::request_round(std::int64_t iteration, const plan::Plan& pl
       r.segment_of_atom[static_cast<std::size_t>(a)] = static_cast<int>(j);
   r.arrived.assign(plan.pull.size(), false);
   r.sent.assign(plan.pull.size(), Clock::time_point{});
-  r.behind.assign(plan.pull.size(), std::nullopt);
   // A full-duplex plan's order is kept by the PS; a priority-scheduled one is answered as
   // ready, the requests ascending.
   for (int j : plan.pull_sequence())
@@ -295,8 +294,11 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
   const PushInFlight p = it->second;
   pushes_.erase(it);
   unacked_bytes_ -= p.bytes;
-  const Clock::time_point done =
+  // Arrived when the PS says (the ack may have queued on the downlink behind pull
+  // replies), else when the ack left less the PS's processing and the one-way time.
+  Clock::time_point done =
       received - ms(static_cast<double>(m.header.held_us) / 1000.0 + options_.transport_one_way_ms);
+  if (const auto a = at_ps(m.header.arrived_us)) done = std::clamp(*a, p.start, received);
   const double busy = link_busy_ms(  // the previous push of the iteration held the link
       p.start, done,
       last_ack_iteration_ == m.header.iteration ? std::optional(last_push_done_) : std::nullopt,
@@ -304,10 +306,17 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
   link_events_.push_back({true, m.header.iteration, p.segment, p.bytes, p.start, done, 0, busy});
   last_ack_iteration_ = m.header.iteration;
   last_push_done_ = done;
-  push_arrived_[{m.header.iteration, m.header.first_unit}] = done;
-  while (push_arrived_.size() > 256) push_arrived_.erase(push_arrived_.begin());
   if (m.header.iteration == iteration_) ++acks_of_iteration_;
   cv_.notify_all();
+}
+
+std::optional<Clock::time_point> Comm::at_ps(std::uint64_t arrived_us) const {
+  // 2^53 us is 285 years of uptime: beyond it a stamp is garbage (and would overflow).
+  if (arrived_us == 0 || arrived_us >= (1ull << 53) || !options_.ps_clock_offset_ms)
+    return std::nullopt;
+  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+             std::chrono::microseconds(static_cast<std::int64_t>(arrived_us)))) -
+         ms(*options_.ps_clock_offset_ms);
 }
 
 // Plan order: the next segment once all its gradients are in. Priority: any segment whose
@@ -389,7 +398,7 @@ void Comm::loop() {
                         static_cast<std::uint32_t>(r.units.last)};
           if (r.in_order) h.flags = net::kFlagInOrder;
           outgoing_.emplace(now + ms(options_.latency_ms),  // after equal times: in order
-                            Outgoing{net::encode(h, nullptr, 0), r.iteration, r.segment, {}});
+                            Outgoing{net::encode(h, nullptr, 0), r.iteration, r.segment});
         }
         requests_.clear();
         const bool priority = plan_.credit_bytes > 0;
@@ -430,8 +439,7 @@ void Comm::loop() {
               static_cast<std::int64_t>(options_.extra_overhead_ms * up_.bandwidth_bps() / 8e3);
           const auto delivered = up_.deliver_at(now, q.bytes + extra);
           pushes_[{q.iteration, q.first_atom}] = PushInFlight{q.segment, q.bytes, now};
-          outgoing_.emplace(
-              delivered, Outgoing{std::move(q.frame), -1, -1, PushKey{q.iteration, q.first_atom}});
+          outgoing_.emplace(delivered, Outgoing{std::move(q.frame), -1, -1});
           unacked_bytes_ += q.bytes;
         }
         // Goodbye only once the PS has acknowledged every push: on a slow link the last
@@ -462,13 +470,8 @@ void Comm::loop() {
         conn_.send_frame(std::move(outgoing_.begin()->second.frame));
         if (const Outgoing& o = outgoing_.begin()->second; o.pull_segment >= 0) {
           std::lock_guard<std::mutex> lock(mu_);
-          if (PullRound* r = round_of(o.pull_iteration)) {
+          if (PullRound* r = round_of(o.pull_iteration))
             r->sent[static_cast<std::size_t>(o.pull_segment)] = Clock::now();
-            r->behind[static_cast<std::size_t>(o.pull_segment)] = last_push_handed_;
-          }
-        } else if (o.push) {
-          std::lock_guard<std::mutex> lock(mu_);
-          last_push_handed_ = o.push;
         }
         outgoing_.erase(outgoing_.begin());
       }
@@ -499,14 +502,12 @@ void Comm::loop() {
         // The reply left the PS once the request had arrived and waited held_us; the link
         // was busy with it from then (or from the previous reply's end) until it arrived,
         // less the one-way latency.
-        // The request reached the PS one way after it left, or, had it queued behind a
-        // push on the uplink, once that push had arrived.
+        // The request reached the PS when the PS says (it may have queued on the uplink
+        // behind pushes), else one way after it left.
         const double held_ms = static_cast<double>(m.header.held_us) / 1000.0;
         const Clock::time_point sent = round->sent[static_cast<std::size_t>(seg)];
         Clock::time_point reached = sent + ms(options_.transport_one_way_ms);
-        if (const auto& behind = round->behind[static_cast<std::size_t>(seg)])
-          if (auto a = push_arrived_.find(*behind); a != push_arrived_.end())
-            reached = std::max(reached, a->second);
+        if (const auto a = at_ps(m.header.arrived_us)) reached = std::clamp(*a, sent, delivered);
         const double busy = link_busy_ms(reached + ms(held_ms), delivered,
                                          last_pull_delivered_ != Clock::time_point{}
                                              ? std::optional(last_pull_delivered_)

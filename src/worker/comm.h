@@ -31,6 +31,9 @@ struct CommOptions {
   double down_bps = 0, up_bps = 0;  // 0: not paced here (the kernel shapes the link)
   double latency_ms = 0, extra_overhead_ms = 0;
   double transport_one_way_ms = 0;  // measured (hello round trip / 2), outside the emulation
+  // The PS's steady clock minus this one's, ms, taken at the hello (nullopt: unknown; the
+  // transfers are then timed from the answers' receipt less the one-way time).
+  std::optional<double> ps_clock_offset_ms;
   double device_slowdown = 1;       // >= 1: each unit's compute is stretched by this factor
   std::chrono::milliseconds timeout{60000};
   // The job's atoms (plan/slicing.h): what messages and plans index; required.
@@ -153,7 +156,6 @@ class Comm : public model::UnitObserver {
   Clock::time_point goodbye_deadline_{};
   std::int64_t iteration_ = 0;
   plan::Plan plan_;
-  using PushKey = std::pair<std::int64_t, std::uint32_t>;  // (iteration, first atom)
   // The pull requests of one iteration and what has come back.
   struct PullRound {
     std::int64_t iteration = -1;  // -1: none
@@ -161,9 +163,6 @@ class Comm : public model::UnitObserver {
     std::vector<int> segment_of_atom;
     std::vector<bool> arrived;            // by pull segment
     std::vector<Clock::time_point> sent;  // when each request left
-    // The push each request followed on the connection (iteration, first atom), if any:
-    // the request cannot reach the PS before that push's last byte did.
-    std::vector<std::optional<PushKey>> behind;
     std::vector<net::Message> held;       // replies that came before the iteration began
   };
   PullRound current_, next_;  // for iteration_ and (prefetched) iteration_ + 1
@@ -203,12 +202,10 @@ class Comm : public model::UnitObserver {
     std::int64_t bytes;
     Clock::time_point start;
   };
-  std::map<PushKey, PushInFlight> pushes_;
-  // When recent pushes arrived at the PS (from their acks), and the last push handed to
-  // the connection: a pull request queues behind it on the uplink, and its wait there is
-  // the uplink's, not the downlink's, time.
-  std::map<PushKey, Clock::time_point> push_arrived_;
-  std::optional<PushKey> last_push_handed_;
+  std::map<std::pair<std::int64_t, std::uint32_t>, PushInFlight> pushes_;  // (t, first unit)
+  // When the PS says a message arrived (its clock, wire arrived_us), on this clock; nullopt
+  // without the clocks' offset or a stamp.
+  std::optional<Clock::time_point> at_ps(std::uint64_t arrived_us) const;
   std::int64_t acks_of_iteration_ = 0;  // acks received for iteration_
   std::int64_t last_ack_iteration_ = -1;
   Clock::time_point last_push_done_{};
@@ -216,7 +213,6 @@ class Comm : public model::UnitObserver {
     std::string frame;
     std::int64_t pull_iteration;  // a pull request: its iteration and segment, else -1
     int pull_segment;
-    std::optional<PushKey> push;  // a push: which
   };
   std::multimap<Clock::time_point, Outgoing> outgoing_;  // release time -> frame
   struct Incoming {

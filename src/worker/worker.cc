@@ -155,11 +155,25 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       {"trace_from", o.warmup},
       {"trace_count", trace_span}}.dump();
   std::vector<double> ping_ms;
+  // The PS's clock minus ours, from the welcome with the shortest round trip: the PS took
+  // the hello off its socket about half way (NTP's estimate; off by at most half the trip).
+  std::optional<double> ps_clock_offset_ms;
+  double offset_rtt_ms = 0;
   for (int i = 0; i < 5; ++i) {  // the real per-message cost of this transport, measured
     const auto t0 = Clock::now();
     conn.send(net::Header{net::MessageType::kHello, o.rank, 0, 0, 0}, hello.data(), hello.size());
-    conn.receive(o.timeout, "the PS's welcome (is `dynacomm ps` running at " + o.ps + "?)");
-    ping_ms.push_back(ms_between(t0, Clock::now()));
+    const net::Message welcome =
+        conn.receive(o.timeout, "the PS's welcome (is `dynacomm ps` running at " + o.ps + "?)");
+    const auto t1 = Clock::now();
+    ping_ms.push_back(ms_between(t0, t1));
+    const std::uint64_t at = welcome.header.arrived_us;
+    if (at > 0 && at < (1ull << 53) && (!ps_clock_offset_ms || ping_ms.back() < offset_rtt_ms)) {
+      const double mid_ms =
+          std::chrono::duration<double, std::milli>((t0 + (t1 - t0) / 2).time_since_epoch())
+              .count();
+      ps_clock_offset_ms = static_cast<double>(at) / 1000.0 - mid_ms;
+      offset_rtt_ms = ping_ms.back();
+    }
   }
   const double rtt_ms = median(ping_ms);  // the transport's own round trip
   if (o.rank == 0) {
@@ -176,6 +190,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   co.latency_ms = o.link.latency_ms;
   co.extra_overhead_ms = o.extra_overhead_ms;
   co.transport_one_way_ms = rtt_ms / 2;
+  co.ps_clock_offset_ms = ps_clock_offset_ms;
   co.device_slowdown = o.device_slowdown;
   co.timeout = o.timeout;
   co.slicing = slicing;
@@ -211,6 +226,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   plan::LinkProfile link = o.link;
   link.overhead_down_ms = link.overhead_up_ms = o.extra_overhead_ms + rtt_ms / 2;
   result.transport_rtt_ms = rtt_ms;
+  result.ps_clock_offset_ms = ps_clock_offset_ms;
   const plan::Plan warmup_plans[2] = {plan::make_plan("sequential", profile, link, o.planner),
                                       plan::make_plan("layerwise", profile, link, o.planner)};
   plan::Plan plan = warmup_plans[0];

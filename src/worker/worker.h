@@ -160,6 +160,7 @@ struct WorkerResult {
   plan::LinkFit measured_down, measured_up;  // fitted from the warm-up's transfers
   plan::ComputeStretch compute_stretch;      // fitted from the warm-up's units (spans 0: not)
   double transport_rtt_ms = 0;               // hello round trip, outside the emulation
+  std::optional<double> ps_clock_offset_ms;  // the PS's clock minus this one's (hello)
   plan::LinkProfile planned_link;            // what the plan was made for
   // The online estimates at the end of the run (the last few iterations), and the ideal
   // for them: a prediction from these is not thrown off by a cold start in warm-up.
