@@ -132,6 +132,10 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   h.predicted_us = get<std::uint64_t>(p + 60);
   h.arrived_us = get<std::uint64_t>(p + 68);
 
+  // 2^53 us is 285 years of a steady clock: beyond it the stamp is garbage (and would
+  // overflow a nanosecond clock).
+  if (h.arrived_us >= kMaxArrivedUs)
+    return fail("arrival stamp " + std::to_string(h.arrived_us) + " us out of range");
   if (h.sender < -1 || h.sender > limits.max_sender)
     return fail("sender rank " + std::to_string(h.sender) + " out of range");
   if (h.iteration < 0) return fail("negative iteration " + std::to_string(h.iteration));

@@ -25,6 +25,7 @@ namespace dynacomm::net {
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
 constexpr std::uint16_t kProtocolVersion = 5;
 constexpr std::size_t kHeaderBytes = 80;
+constexpr std::uint64_t kMaxArrivedUs = 1ull << 53;  // decode refuses larger stamps
 
 enum class MessageType : std::uint16_t {
   kHello = 1,        // worker -> PS: join; payload: JSON job description. PS -> worker: welcome
@@ -109,8 +110,8 @@ std::string make_frame(std::size_t payload_size);
 void seal_frame(std::string& frame, Header header);
 
 // Never throws on any input. Checks, in order: length, magic, version, header checksum,
-// type, codec, sender, unit range, payload length against the units' sizes, the
-// payload's presence and its checksum.
+// type, codec, the arrival stamp's range, sender, unit range, payload length against the
+// units' sizes, the payload's presence and its checksum.
 DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits);
 
 std::uint32_t crc32(const void* data, std::size_t size);

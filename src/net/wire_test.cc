@@ -102,6 +102,12 @@ TEST(Wire, RejectsMalformedFields) {
   m = push_message();
   m[70] ^= 1;  // and arrived_us
   EXPECT_EQ(error_of(m), "header checksum mismatch");
+  {
+    Header late{MessageType::kPushAck, -1, 5, 1, 2};
+    late.arrived_us = kMaxArrivedUs;  // checksummed, but no clock reads that
+    m = encode(late, nullptr, 0);
+    EXPECT_EQ(error_of(m), "arrival stamp 9007199254740992 us out of range");
+  }
   m = push_message();
   m[kHeaderBytes + 5] ^= 1;
   EXPECT_EQ(error_of(m), "payload checksum mismatch");

@@ -298,7 +298,7 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
   // replies), else when the ack left less the PS's processing and the one-way time.
   Clock::time_point done =
       received - ms(static_cast<double>(m.header.held_us) / 1000.0 + options_.transport_one_way_ms);
-  if (const auto a = at_ps(m.header.arrived_us)) done = std::clamp(*a, p.start, received);
+  if (const auto a = at_ps(m.header.arrived_us)) done = std::max(p.start, std::min(*a, received));
   const double busy = link_busy_ms(  // the previous push of the iteration held the link
       p.start, done,
       last_ack_iteration_ == m.header.iteration ? std::optional(last_push_done_) : std::nullopt,
@@ -311,9 +311,7 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
 }
 
 std::optional<Clock::time_point> Comm::at_ps(std::uint64_t arrived_us) const {
-  // 2^53 us is 285 years of uptime: beyond it a stamp is garbage (and would overflow).
-  if (arrived_us == 0 || arrived_us >= (1ull << 53) || !options_.ps_clock_offset_ms)
-    return std::nullopt;
+  if (arrived_us == 0 || !options_.ps_clock_offset_ms) return std::nullopt;
   return Clock::time_point(std::chrono::duration_cast<Clock::duration>(
              std::chrono::microseconds(static_cast<std::int64_t>(arrived_us)))) -
          ms(*options_.ps_clock_offset_ms);
@@ -501,13 +499,13 @@ void Comm::loop() {
         }
         // The reply left the PS once the request had arrived and waited held_us; the link
         // was busy with it from then (or from the previous reply's end) until it arrived,
-        // less the one-way latency.
-        // The request reached the PS when the PS says (it may have queued on the uplink
-        // behind pushes), else one way after it left.
+        // less the one-way latency. The request arrived when the PS says (it may have
+        // queued on the uplink behind pushes), else one way after it left.
         const double held_ms = static_cast<double>(m.header.held_us) / 1000.0;
         const Clock::time_point sent = round->sent[static_cast<std::size_t>(seg)];
         Clock::time_point reached = sent + ms(options_.transport_one_way_ms);
-        if (const auto a = at_ps(m.header.arrived_us)) reached = std::clamp(*a, sent, delivered);
+        if (const auto a = at_ps(m.header.arrived_us))
+          reached = std::max(sent, std::min(*a, delivered));
         const double busy = link_busy_ms(reached + ms(held_ms), delivered,
                                          last_pull_delivered_ != Clock::time_point{}
                                              ? std::optional(last_pull_delivered_)

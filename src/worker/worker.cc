@@ -167,7 +167,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     const auto t1 = Clock::now();
     ping_ms.push_back(ms_between(t0, t1));
     const std::uint64_t at = welcome.header.arrived_us;
-    if (at > 0 && at < (1ull << 53) && (!ps_clock_offset_ms || ping_ms.back() < offset_rtt_ms)) {
+    if (at > 0 && (!ps_clock_offset_ms || ping_ms.back() < offset_rtt_ms)) {
       const double mid_ms =
           std::chrono::duration<double, std::milli>((t0 + (t1 - t0) / 2).time_since_epoch())
               .count();
