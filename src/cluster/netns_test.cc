@@ -205,6 +205,23 @@ bool have_fashion_mnist() {
   return ::stat(data::default_fashion_mnist_dir().c_str(), &st) == 0;
 }
 
+// Every transfer of kind `cat` ("pull" or "push") in a run's trace.json kept its link busy
+// for less than `factor` times its bytes' time at `bps`, plus `slack_ms`; returns how many
+// there were.
+int expect_busy_within(const std::string& trace_json, const std::string& cat, double bps,
+                       double factor, double slack_ms) {
+  const nlohmann::json trace = nlohmann::json::parse(read_file(trace_json));
+  int transfers = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") != cat) continue;
+    ++transfers;
+    const double bytes = e["args"]["bytes"].get<double>();
+    EXPECT_LT(e["args"]["link_busy_ms"].get<double>(), factor * 8000 * bytes / bps + slack_ms)
+        << e.dump();
+  }
+  return transfers;
+}
+
 // Runs `dynacomm train ARGS --out OUT`, its output into OUT.log; returns the exit status.
 int train(const std::string& args, const std::string& out) {
   return std::system(
@@ -298,16 +315,8 @@ TEST_F(Netns, SlowUplinkLeavesTheDownlinkEstimateAlone) {
                   dir),
             0)
       << read_file(dir + ".log");
-  const nlohmann::json trace = nlohmann::json::parse(read_file(dir + "/trace.json"));
-  int pulls = 0;
-  for (const auto& e : trace["traceEvents"]) {
-    if (e.value("cat", "") != "pull") continue;
-    ++pulls;
-    const double bytes = e["args"]["bytes"].get<double>();
-    const double busy = e["args"]["link_busy_ms"].get<double>();
-    EXPECT_LT(busy, 2 * 8000 * bytes / 50e6 + 10) << e.dump();
-  }
-  EXPECT_GE(pulls, 10) << "the trace has too few pulls to show anything";
+  EXPECT_GE(expect_busy_within(dir + "/trace.json", "pull", 50e6, 2, 10), 10)
+      << "the trace has too few pulls to show anything";
   const nlohmann::json summary = nlohmann::json::parse(read_file(dir + "/summary.json"));
   const nlohmann::json& link = summary["final_estimates"]["link"];
   EXPECT_GT(link["down_bps"].get<double>(), 30e6) << link.dump();
@@ -331,15 +340,8 @@ TEST_F(Netns, PushAcksQueuedBehindPullRepliesLeaveTheUplinkTimesAlone) {
                   dir),
             0)
       << read_file(dir + ".log");
-  const nlohmann::json trace = nlohmann::json::parse(read_file(dir + "/trace.json"));
-  int pushes = 0;
-  for (const auto& e : trace["traceEvents"]) {
-    if (e.value("cat", "") != "push") continue;
-    ++pushes;
-    const double bytes = e["args"]["bytes"].get<double>();
-    EXPECT_LT(e["args"]["link_busy_ms"].get<double>(), 3 * 8000 * bytes / 5e6 + 30) << e.dump();
-  }
-  EXPECT_GE(pushes, 10) << "the trace has too few pushes to show anything";
+  EXPECT_GE(expect_busy_within(dir + "/trace.json", "push", 5e6, 3, 30), 10)
+      << "the trace has too few pushes to show anything";
   EXPECT_EQ(leftovers(), "") << namespaces();
   std::system(("rm -rf '" + dir + "' '" + dir + ".log'").c_str());
 }
