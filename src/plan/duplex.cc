@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
 #include <random>
+#include <tuple>
 
 #include "base/error.h"
 #include "plan/planner.h"
@@ -54,6 +58,108 @@ bool repeats(const std::vector<State>& s, std::size_t t, std::size_t c) {
   return true;
 }
 
+// One round of a priority plan, after iteration t's backward pass. The worker hands t's
+// pushes to the uplink, a FIFO (the kernel's socket and queue), the ready segment lowest
+// in the model first, as long as the bytes handed over and not yet acknowledged stay
+// within the credit (or none are): a small credit keeps the queue short so that priority
+// acts, a large one hands over in the order the gradients came. On the downlink, first
+// come first served in the order the PS hands them over: the acks (one as each push
+// arrives) and t+1's pull replies (each once its request and all its units' gradients
+// are in, plus the aggregation; the lower first among those ready together). A push's
+// credit comes back when its ack reaches the worker, one latency (plus ack_delay_ms)
+// after the downlink carried it: behind t+1's parameters when the downlink is busy with
+// them, as on a real link (one stream each way). The ack itself takes no link time.
+// Events in time order; at one instant acks back before arrivals at the PS, those before
+// replies becoming ready, those before the worker's hand-over.
+void priority_round(const Plan& p, const LinkProfile& link, double aggregation_ms,
+                    double ack_delay_ms, double request, const std::vector<double>& end_backward,
+                    const std::vector<std::int64_t>& push_bytes,
+                    const std::vector<std::int64_t>& pull_bytes, const std::vector<int>& pull_seg,
+                    std::vector<double>& exists, std::vector<double>& arrive,
+                    std::vector<std::pair<double, std::int64_t>>& in_flight, double& up_free,
+                    double& down_free) {
+  enum Kind { kAckBack = 0, kArrival = 1, kPullReady = 2, kUplink = 3 };
+  struct Event {
+    double time;
+    int kind, key;
+    std::size_t index;
+    bool operator>(const Event& o) const {
+      return std::tie(time, kind, key, index) > std::tie(o.time, o.kind, o.key, o.index);
+    }
+  };
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+  const double lat = link.latency_ms;
+  constexpr double kUnknown = std::numeric_limits<double>::infinity();
+  const std::size_t n_push = p.push.size(), n_pull = p.pull.size();
+  std::vector<int> missing(n_pull);  // units of each pull segment whose gradient is still out
+  std::vector<double> ready_at(n_pull, request);
+  for (std::size_t k = 0; k < n_pull; ++k) missing[k] = p.pull[k].last - p.pull[k].first + 1;
+  std::vector<bool> sent(n_push, false);
+  std::vector<std::size_t> flight_of(n_push);
+  std::size_t left = n_push;
+  // The worker hands pushes over when a gradient becomes ready and when an ack comes back
+  // (the previous round's too).
+  for (std::size_t k = 0; k < n_push; ++k)
+    events.push({end_backward[static_cast<std::size_t>(p.push[k].first)], kUplink, 0, 0});
+  for (const auto& f : in_flight) events.push({f.first, kUplink, 0, 0});
+  while (!events.empty()) {
+    const Event e = events.top();
+    events.pop();
+    switch (e.kind) {
+      case kAckBack:
+        events.push({e.time, kUplink, 0, 0});
+        break;
+      case kArrival: {
+        const double start = std::max(e.time, down_free);  // the ack, behind what went before
+        const double back = start + lat + ack_delay_ms;
+        in_flight[flight_of[e.index]].first = back;
+        events.push({back, kAckBack, 0, 0});
+        const Segment& s = p.push[e.index];
+        for (int u = s.first; u <= s.last; ++u) {
+          exists[static_cast<std::size_t>(u)] = e.time + aggregation_ms;
+          const auto q = static_cast<std::size_t>(pull_seg[static_cast<std::size_t>(u)]);
+          ready_at[q] = std::max(ready_at[q], e.time + aggregation_ms);
+          if (--missing[q] == 0) events.push({ready_at[q], kPullReady, p.pull[q].first, q});
+        }
+        break;
+      }
+      case kPullReady: {
+        const double start = std::max(e.time, down_free);
+        down_free = start + link.down_ms(pull_bytes[e.index]);
+        arrive[e.index] = down_free + lat;
+        break;
+      }
+      case kUplink: {
+        // Hand the link (a FIFO: the kernel's queue) the lowest ready segments the credit
+        // allows; each goes once the ones before it have.
+        while (left > 0) {
+          std::int64_t unacked = 0;
+          for (const auto& [ack, bytes] : in_flight)
+            if (ack > e.time) unacked += bytes;
+          std::size_t pick = n_push;
+          for (std::size_t k = 0; k < n_push; ++k)
+            if (!sent[k] && end_backward[static_cast<std::size_t>(p.push[k].first)] <= e.time &&
+                (pick == n_push || p.push[k].first < p.push[pick].first))
+              pick = k;
+          if (pick == n_push || (unacked > 0 && unacked + push_bytes[pick] > p.credit_bytes))
+            break;  // wait for a gradient or an ack
+          up_free = std::max(e.time, up_free) + link.up_ms(push_bytes[pick]);
+          sent[pick] = true;
+          --left;
+          flight_of[pick] = in_flight.size();
+          in_flight.push_back({kUnknown, push_bytes[pick]});
+          events.push({up_free + lat, kArrival, 0, pick});
+        }
+        break;
+      }
+    }
+  }
+  if (left > 0) throw Error("duplex simulation: a push was never sent (a bug)");
+  in_flight.erase(std::remove_if(in_flight.begin(), in_flight.end(),
+                                 [&](const auto& f) { return f.first <= up_free; }),
+                  in_flight.end());
+}
+
 }  // namespace
 
 DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& link, const Plan& p,
@@ -62,10 +168,11 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   link.validate();
   const int L = static_cast<int>(profile.units.size());
   p.validate(L);
-  if (o.max_iterations < 4 || o.max_cycle < 1 || !(o.aggregation_ms >= 0))
+  if (o.max_iterations < 4 || o.max_cycle < 1 || !(o.aggregation_ms >= 0) ||
+      !(o.ack_delay_ms >= 0) || !std::isfinite(o.aggregation_ms) || !std::isfinite(o.ack_delay_ms))
     throw InvalidInput(
-        "duplex simulation: max_iterations >= 4, max_cycle >= 1 and "
-        "aggregation_ms >= 0 are required");
+        "duplex simulation: max_iterations >= 4, max_cycle >= 1, and finite aggregation_ms "
+        ">= 0 and ack_delay_ms >= 0 are required");
   const std::vector<int> order = p.pull_sequence();
   std::vector<int> pull_seg(static_cast<std::size_t>(L));
   std::vector<std::int64_t> pull_bytes(p.pull.size(), 0), push_bytes(p.push.size(), 0);
@@ -89,8 +196,10 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   std::vector<std::pair<double, int>> served(p.pull.size());
   for (int t = 0; t < o.max_iterations; ++t) {
     // The downlink: in pull order (the PS answers in order), or, scheduled by priority, as
-    // each segment becomes ready, the lower first among those ready together.
-    for (std::size_t i = 0; i < order.size(); ++i) {
+    // each segment becomes ready, the lower first among those ready together. Past the
+    // first iteration a priority plan's pulls were served with the previous pushes' acks
+    // (below).
+    for (std::size_t i = 0; i < order.size() && (t == 0 || !priority); ++i) {
       const int k = order[i];
       const Segment& s = p.pull[static_cast<std::size_t>(k)];
       double ready = request;
@@ -98,11 +207,13 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
         ready = std::max(ready, exists[static_cast<std::size_t>(u)]);
       served[i] = {ready, k};
     }
-    if (priority) std::stable_sort(served.begin(), served.end());
-    for (const auto& [ready, k] : served) {
-      const double start = std::max(ready, down_free);
-      down_free = start + link.down_ms(pull_bytes[static_cast<std::size_t>(k)]);
-      arrive[static_cast<std::size_t>(k)] = down_free + lat;
+    if (t == 0 || !priority) {
+      if (priority) std::stable_sort(served.begin(), served.end());
+      for (const auto& [ready, k] : served) {
+        const double start = std::max(ready, down_free);
+        down_free = start + link.down_ms(pull_bytes[static_cast<std::size_t>(k)]);
+        arrive[static_cast<std::size_t>(k)] = down_free + lat;
+      }
     }
     double now = backward_end, forward_start = 0;  // forward, bottom-up
     for (int u = 0; u < L; ++u) {
@@ -126,41 +237,8 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
       for (std::size_t k = 0; k < p.push.size(); ++k)  // the uplink, in send order
         send(k, std::max(end_backward[static_cast<std::size_t>(p.push[k].first)], up_free));
     } else {
-      // Whenever the uplink is free: the ready segment lowest in the model, if the credit
-      // allows (or nothing is unacknowledged); else wait for a gradient or an ack.
-      std::vector<bool> sent(p.push.size(), false);
-      double clock = up_free;
-      for (std::size_t left = p.push.size(); left > 0;) {
-        std::int64_t unacked = 0;
-        double next_event = 1e300;
-        for (const auto& [ack, bytes] : in_flight)
-          if (ack > clock) {
-            unacked += bytes;
-            next_event = std::min(next_event, ack);
-          }
-        std::size_t pick = p.push.size();
-        for (std::size_t k = 0; k < p.push.size(); ++k) {
-          if (sent[k]) continue;
-          const double ready = end_backward[static_cast<std::size_t>(p.push[k].first)];
-          if (ready > clock)
-            next_event = std::min(next_event, ready);
-          else if (pick == p.push.size() || p.push[k].first < p.push[pick].first)
-            pick = k;
-        }
-        if (pick < p.push.size() &&
-            (unacked == 0 || unacked + push_bytes[pick] <= p.credit_bytes)) {
-          send(pick, clock);
-          in_flight.push_back({up_free + 2 * lat, push_bytes[pick]});
-          sent[pick] = true;
-          --left;
-          clock = up_free;
-        } else {
-          clock = next_event;
-        }
-      }
-      in_flight.erase(std::remove_if(in_flight.begin(), in_flight.end(),
-                                     [&](const auto& f) { return f.first <= clock; }),
-                      in_flight.end());
+      priority_round(p, link, o.aggregation_ms, o.ack_delay_ms, request, end_backward, push_bytes,
+                     pull_bytes, pull_seg, exists, arrive, in_flight, up_free, down_free);
     }
     states.push_back({forward_start, backward_end, down_free, up_free});
     r.forward_start_ms.push_back(forward_start);

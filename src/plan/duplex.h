@@ -17,6 +17,15 @@
 //    straight after the forward pass.
 //  - Push segments go in send order: one whose lowest unit is a starts at max(end of
 //    backward of a, end of the previous push) and takes overhead_up + bytes/Bu.
+//  - A plan scheduled by priority (credit_bytes > 0) instead hands the uplink, a FIFO (the
+//    kernel's queue), the ready segment lowest in the model whenever the bytes handed over
+//    and unacknowledged stay within credit_bytes with it (or none are); the PS hands each
+//    pull reply over as soon as it is ready,
+//    the lower first among those ready together. A push's ack leaves the PS when the push
+//    arrives and shares the downlink with the pull replies, first come first served (one
+//    stream each way, as on the wire): it reaches the worker one latency after the
+//    replies handed over before it have gone, so a downlink busy with t+1's parameters
+//    holds back t's credit. The ack takes no link time itself.
 // The figure of merit is the steady-state period: the time between successive starts of
 // forward. It is not assumed: the simulator runs iterations until the schedule repeats
 // (every `cycle` iterations, the state advancing by cycle x period), which a max-plus
@@ -36,6 +45,10 @@ namespace dynacomm::plan {
 
 struct DuplexOptions {
   double aggregation_ms = 0;  // PS: from a unit's last gradient arriving to it being servable
+  // Priority plans: every ack reaches the worker this much later than the downlink and
+  // the latency let it (a what-if: acks held up by more than this worker's own replies,
+  // e.g. other workers' gradients releasing bursts of parameters; dynacomm-fd's tie-break).
+  double ack_delay_ms = 0;
   int max_iterations = 512;   // simulated at most, looking for the steady state
   int max_cycle = 8;          // longest repeat looked for
 };

@@ -89,6 +89,54 @@ TEST(DuplexSimulator, PriorityPushesTheLowestReadyFirstAndPullsAsReady) {
   EXPECT_GT(fifo.forward_start_ms[2], r.forward_start_ms[2]);
 }
 
+TEST(DuplexSimulator, AnAckQueuedBehindPullRepliesHoldsBackTheCredit) {
+  // Units of 1, 1 and 4 MB, no forward time, backward 100 ms each; downlink 16 Mbit/s
+  // (1 MB in 500 ms), uplink 8 Mbit/s (1 MB in 1000 ms); credit of one byte (one push
+  // unacknowledged at a time). Iteration 0 pulls all at once, lowest first: 0-500,
+  // 500-1000, 1000-3000; forward 500-3000; backward ends unit 2 at 3100, 1 at 3200, 0 at
+  // 3300. Pushes: unit 2 3100-7100; its ack comes straight back (the downlink is idle)
+  // and its reply goes 7100-9100. Unit 0 7100-8100: its ack leaves behind that reply and
+  // reaches the worker at 9100, so unit 1 waits for it: 9100-10100. Replies: unit 0 (ready
+  // at 8100) 9100-9600, unit 1 10100-10600. Iteration 1: forward 9600-10600, backward ends
+  // 10700, 10800, 10900; pushes unit 2 10700-14700, unit 0 14700-15700 (ack at 16700,
+  // behind unit 2's reply 14700-16700), unit 1 16700-17700; unit 0's reply 16700-17200:
+  // iteration 2 starts at 17200.
+  ModelProfile p = units({1'000'000, 1'000'000, 4'000'000}, 0, 100);
+  const LinkProfile l{16e6, 8e6, 0, 0, 0};
+  Plan plan{"priority", {{0, 0}, {1, 1}, {2, 2}}, {{2, 2}, {1, 1}, {0, 0}}};
+  plan.full_duplex = true;
+  plan.credit_bytes = 1;
+  const DuplexResult r = simulate_duplex(p, l, plan);
+  ASSERT_GE(r.forward_start_ms.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[0], 500);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[1], 9600);
+  EXPECT_DOUBLE_EQ(r.forward_start_ms[2], 17200);
+  // A credit of all three pushes hands each over as its gradients come, and the link's
+  // queue is first come first served: unit 2 3100-7100, unit 1 7100-8100, unit 0
+  // 8100-9100; replies unit 2 7100-9100, unit 1 9100-9600, unit 0 9600-10100: iteration 1
+  // starts 500 ms later than with the one-byte credit, whose wait for the ack let unit 0
+  // overtake. In the steady state the wide credit, never waiting, is the faster.
+  plan.credit_bytes = 6'000'000;
+  const DuplexResult wide = simulate_duplex(p, l, plan);
+  EXPECT_DOUBLE_EQ(wide.forward_start_ms[1], 10100);
+  EXPECT_LT(wide.period_ms, r.period_ms);
+  // The one-byte credit with every ack held up 1000 ms more (ack_delay_ms): unit 2's ack
+  // is back at 8100, so unit 0 goes 8100-9100 and its reply 9100-9600 still; its ack
+  // leaves at 9100 and is back at 10100: unit 1 10100-11100, its reply 11100-11600, and
+  // iteration 1 starts as before but ends 1000 ms later; the steady state is slower. The
+  // wide credit does not notice.
+  plan.credit_bytes = 1;
+  DuplexOptions late;
+  late.ack_delay_ms = 1000;
+  const DuplexResult slow = simulate_duplex(p, l, plan, late);
+  EXPECT_DOUBLE_EQ(slow.forward_start_ms[1], 9600);
+  EXPECT_GT(slow.period_ms, r.period_ms);
+  plan.credit_bytes = 6'000'000;
+  EXPECT_DOUBLE_EQ(simulate_duplex(p, l, plan, late).period_ms, wide.period_ms);
+  late.ack_delay_ms = -1;
+  EXPECT_THROW(simulate_duplex(p, l, plan, late), InvalidInput);
+}
+
 TEST(DuplexSimulator, NeverSlowerThanPhaseSeparatedAndNeverBelowItsResources) {
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 300; ++trial) {
