@@ -473,11 +473,16 @@ void Comm::loop() {
         }
         outgoing_.erase(outgoing_.begin());
       }
-      // Deliver pull replies whose emulated arrival time has come.
+      // Deliver pull replies and acks whose emulated arrival time has come.
       while (!incoming_.empty() && incoming_.front().deliver <= Clock::now()) {
         net::Message m = std::move(incoming_.front().message);
         const Clock::time_point delivered = incoming_.front().deliver;
+        const Clock::time_point received = incoming_.front().received;
         incoming_.pop_front();
+        if (m.header.type == net::MessageType::kPushAck) {
+          on_ack(m, received);  // timed from the socket; the credit comes back now
+          continue;
+        }
         std::lock_guard<std::mutex> lock(mu_);
         PullRound* round = round_of(m.header.iteration);
         if (round == nullptr) continue;  // not asked for (any more): nothing to do with it
@@ -526,15 +531,18 @@ void Comm::loop() {
       auto wait = std::chrono::milliseconds(1);
       net::Message m;
       if (conn_.poll(wait, &m)) {
+        const auto now = Clock::now();
         if (m.header.type == net::MessageType::kPushAck) {
-          on_ack(m, Clock::now());
+          // An ack crosses the emulated downlink like a reply, behind the replies before
+          // it, and takes the latency: the push credit comes back as on a real link.
+          incoming_.push_back({down_.deliver_at(now, 0), now, std::move(m)});
           continue;
         }
         if (m.header.type != net::MessageType::kPullReply) continue;
         const auto bytes = static_cast<std::int64_t>(m.header.payload_bytes);
         const auto extra = static_cast<std::int64_t>(options_.extra_overhead_ms *
                                                      down_.bandwidth_bps() / 8e3);
-        incoming_.push_back({down_.deliver_at(Clock::now(), bytes + extra), std::move(m)});
+        incoming_.push_back({down_.deliver_at(now, bytes + extra), now, std::move(m)});
       }
     }
   } catch (...) {

@@ -216,7 +216,8 @@ class Comm : public model::UnitObserver {
   };
   std::multimap<Clock::time_point, Outgoing> outgoing_;  // release time -> frame
   struct Incoming {
-    Clock::time_point deliver;
+    Clock::time_point deliver;   // the emulated arrival
+    Clock::time_point received;  // taken off the socket
     net::Message message;
   };
   std::deque<Incoming> incoming_;
