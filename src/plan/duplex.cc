@@ -66,13 +66,13 @@ bool repeats(const std::vector<State>& s, std::size_t t, std::size_t c) {
 // come first served in the order the PS hands them over: the acks (one as each push
 // arrives) and t+1's pull replies (each once its request and all its units' gradients
 // are in, plus the aggregation; the lower first among those ready together). A push's
-// credit comes back when its ack reaches the worker, one latency (plus ack_delay_ms)
-// after the downlink carried it: behind t+1's parameters when the downlink is busy with
+// credit comes back when its ack reaches the worker, one latency after the downlink
+// carried it: behind t+1's parameters when the downlink is busy with
 // them, as on a real link (one stream each way). The ack itself takes no link time.
 // Events in time order; at one instant acks back before arrivals at the PS, those before
 // replies becoming ready, those before the worker's hand-over.
-void priority_round(const Plan& p, const LinkProfile& link, double aggregation_ms,
-                    double ack_delay_ms, double request, const std::vector<double>& end_backward,
+void priority_round(const Plan& p, const LinkProfile& link, double aggregation_ms, double request,
+                    const std::vector<double>& end_backward,
                     const std::vector<std::int64_t>& push_bytes,
                     const std::vector<std::int64_t>& pull_bytes, const std::vector<int>& pull_seg,
                     std::vector<double>& exists, std::vector<double>& arrive,
@@ -111,7 +111,7 @@ void priority_round(const Plan& p, const LinkProfile& link, double aggregation_m
         break;
       case kArrival: {
         const double start = std::max(e.time, down_free);  // the ack, behind what went before
-        const double back = start + lat + ack_delay_ms;
+        const double back = start + lat;
         in_flight[flight_of[e.index]].first = back;
         events.push({back, kAckBack, 0, 0});
         const Segment& s = p.push[e.index];
@@ -169,10 +169,10 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   const int L = static_cast<int>(profile.units.size());
   p.validate(L);
   if (o.max_iterations < 4 || o.max_cycle < 1 || !(o.aggregation_ms >= 0) ||
-      !(o.ack_delay_ms >= 0) || !std::isfinite(o.aggregation_ms) || !std::isfinite(o.ack_delay_ms))
+      !std::isfinite(o.aggregation_ms))
     throw InvalidInput(
-        "duplex simulation: max_iterations >= 4, max_cycle >= 1, and finite aggregation_ms "
-        ">= 0 and ack_delay_ms >= 0 are required");
+        "duplex simulation: max_iterations >= 4, max_cycle >= 1 and a finite aggregation_ms "
+        ">= 0 are required");
   const std::vector<int> order = p.pull_sequence();
   std::vector<int> pull_seg(static_cast<std::size_t>(L));
   std::vector<std::int64_t> pull_bytes(p.pull.size(), 0), push_bytes(p.push.size(), 0);
@@ -237,8 +237,8 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
       for (std::size_t k = 0; k < p.push.size(); ++k)  // the uplink, in send order
         send(k, std::max(end_backward[static_cast<std::size_t>(p.push[k].first)], up_free));
     } else {
-      priority_round(p, link, o.aggregation_ms, o.ack_delay_ms, request, end_backward, push_bytes,
-                     pull_bytes, pull_seg, exists, arrive, in_flight, up_free, down_free);
+      priority_round(p, link, o.aggregation_ms, request, end_backward, push_bytes, pull_bytes,
+                     pull_seg, exists, arrive, in_flight, up_free, down_free);
     }
     states.push_back({forward_start, backward_end, down_free, up_free});
     r.forward_start_ms.push_back(forward_start);

@@ -45,10 +45,6 @@ namespace dynacomm::plan {
 
 struct DuplexOptions {
   double aggregation_ms = 0;  // PS: from a unit's last gradient arriving to it being servable
-  // Priority plans: every ack reaches the worker this much later than the downlink and
-  // the latency let it (a what-if: acks held up by more than this worker's own replies,
-  // e.g. other workers' gradients releasing bursts of parameters; dynacomm-fd's tie-break).
-  double ack_delay_ms = 0;
   int max_iterations = 512;   // simulated at most, looking for the steady state
   int max_cycle = 8;          // longest repeat looked for
 };
