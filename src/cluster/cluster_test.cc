@@ -110,6 +110,35 @@ TEST_F(ClusterTest, EveryStrategyGivesBitIdenticalWeights) {
     EXPECT_TRUE(run(s, 2, s) == reference) << s << " changed the weights";
 }
 
+// A priority plan's credit comes back with the ack, and the ack crosses the emulated
+// downlink and its latency as on a real link. cnn's 3.2 MB of gradients through P3's
+// credit (640 kB unacknowledged at a time) wait for an ack at least 4 times per
+// iteration; at 50 ms each way every wait is a 100 ms round trip, so the pushes span at
+// least 400 ms (measured 544-558). Acks taken off the socket at once came back in one
+// latency: 285-289 ms. A busy machine only makes the span longer.
+TEST_F(ClusterTest, PriorityCreditWaitsARoundTripForTheAck) {
+  const std::string out = dir_ + "/p3", log = dir_ + "/p3.log";
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " train --model cnn --scheduler p3 --iterations 5 --warmup 2 --batch 32"
+                          " --train-samples 1000 --test-samples 100 --down 1gbit --latency 50ms"
+                          " --threads 1 --out " +
+                          out + " > " + log + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(log);
+  const auto trace = nlohmann::json::parse(read_file(out + "/trace.json"));
+  std::map<std::int64_t, std::pair<double, double>> span;  // worker 0's pushes: first, last
+  for (const auto& e : trace["traceEvents"])
+    if (e.value("cat", "") == "push" && e.value("pid", -1) == 0) {
+      const double ms = e["ts"].get<double>() / 1000;
+      auto [it, fresh] = span.try_emplace(e["args"]["iteration"].get<std::int64_t>(), ms, ms);
+      it->second.first = std::min(it->second.first, ms);
+      it->second.second = std::max(it->second.second, ms);
+    }
+  ASSERT_GE(span.size(), 2u);
+  for (const auto& [it, s] : span)
+    EXPECT_GT(s.second - s.first, 350)
+        << "iteration " << it << ": the pushes did not wait a round trip per ack";
+}
+
 // One worker through the PS computes exactly what --local training computes.
 TEST_F(ClusterTest, OneWorkerEqualsLocalTraining) {
   const std::string via_ps = run("one", 1, "dynacomm");
