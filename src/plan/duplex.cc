@@ -67,10 +67,10 @@ bool repeats(const std::vector<State>& s, std::size_t t, std::size_t c) {
 // arrives) and t+1's pull replies (each once its request and all its units' gradients
 // are in, plus the aggregation; the lower first among those ready together). A push's
 // credit comes back when its ack reaches the worker, one latency after the downlink
-// carried it: behind t+1's parameters when the downlink is busy with
-// them, as on a real link (one stream each way). The ack itself takes no link time.
-// Events in time order; at one instant acks back before arrivals at the PS, those before
-// replies becoming ready, those before the worker's hand-over.
+// carried it: behind t+1's parameters when the downlink is busy with them, as on a real
+// link (one stream each way). The ack itself takes no link time. Events in time order; at
+// one instant arrivals at the PS before replies becoming ready, those before the worker's
+// hand-over (which sees every ack back by then).
 void priority_round(const Plan& p, const LinkProfile& link, double aggregation_ms, double request,
                     const std::vector<double>& end_backward,
                     const std::vector<std::int64_t>& push_bytes,
@@ -78,7 +78,7 @@ void priority_round(const Plan& p, const LinkProfile& link, double aggregation_m
                     std::vector<double>& exists, std::vector<double>& arrive,
                     std::vector<std::pair<double, std::int64_t>>& in_flight, double& up_free,
                     double& down_free) {
-  enum Kind { kAckBack = 0, kArrival = 1, kPullReady = 2, kUplink = 3 };
+  enum Kind { kArrival = 0, kPullReady = 1, kUplink = 2 };
   struct Event {
     double time;
     int kind, key;
@@ -106,14 +106,11 @@ void priority_round(const Plan& p, const LinkProfile& link, double aggregation_m
     const Event e = events.top();
     events.pop();
     switch (e.kind) {
-      case kAckBack:
-        events.push({e.time, kUplink, 0, 0});
-        break;
       case kArrival: {
         const double start = std::max(e.time, down_free);  // the ack, behind what went before
         const double back = start + lat;
         in_flight[flight_of[e.index]].first = back;
-        events.push({back, kAckBack, 0, 0});
+        events.push({back, kUplink, 0, 0});
         const Segment& s = p.push[e.index];
         for (int u = s.first; u <= s.last; ++u) {
           exists[static_cast<std::size_t>(u)] = e.time + aggregation_ms;
@@ -198,16 +195,16 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
     // The downlink: in pull order (the PS answers in order), or, scheduled by priority, as
     // each segment becomes ready, the lower first among those ready together. Past the
     // first iteration a priority plan's pulls were served with the previous pushes' acks
-    // (below).
-    for (std::size_t i = 0; i < order.size() && (t == 0 || !priority); ++i) {
-      const int k = order[i];
-      const Segment& s = p.pull[static_cast<std::size_t>(k)];
-      double ready = request;
-      for (int u = s.first; u <= s.last; ++u)
-        ready = std::max(ready, exists[static_cast<std::size_t>(u)]);
-      served[i] = {ready, k};
-    }
+    // (priority_round).
     if (t == 0 || !priority) {
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        const int k = order[i];
+        const Segment& s = p.pull[static_cast<std::size_t>(k)];
+        double ready = request;
+        for (int u = s.first; u <= s.last; ++u)
+          ready = std::max(ready, exists[static_cast<std::size_t>(u)]);
+        served[i] = {ready, k};
+      }
       if (priority) std::stable_sort(served.begin(), served.end());
       for (const auto& [ready, k] : served) {
         const double start = std::max(ready, down_free);
