@@ -137,6 +137,26 @@ TEST_F(ClusterTest, PriorityCreditWaitsARoundTripForTheAck) {
   for (const auto& [it, s] : span)
     EXPECT_GT(s.second - s.first, 350)
         << "iteration " << it << ": the pushes did not wait a round trip per ack";
+  // bench/fd_replay.py reads the same run: the replays of its traced iterations, each
+  // with the credit's round trips in it (a period above 400 ms).
+  const std::string replay = dir_ + "/replay.txt";
+  ASSERT_EQ(std::system(("/usr/bin/python3 " DYNACOMM_FD_REPLAY " " + out + " --plan p3 > " +
+                         replay + " 2>&1")
+                            .c_str()),
+            0)
+      << read_file(replay);
+  std::istringstream lines(read_file(replay));
+  int replays = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string mode, median;
+    double ms = 0;
+    if (words >> mode >> median >> ms && median == "median" && mode != "measured") {
+      ++replays;
+      EXPECT_GT(ms, 400) << line;
+    }
+  }
+  EXPECT_EQ(replays, 3) << read_file(replay);
 }
 
 // One worker through the PS computes exactly what --local training computes.
