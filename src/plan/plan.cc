@@ -127,7 +127,7 @@ json to_json(const Plan& p) {
   json j = {{"scheduler", p.scheduler}, {"pull", segs(p.pull)}, {"push", segs(p.push)}};
   if (p.full_duplex) {
     j["full_duplex"] = true;
-    j["pull_order"] = p.pull_sequence();
+    if (p.credit_bytes == 0) j["pull_order"] = p.pull_sequence();  // priority: no order
   }
   if (p.atom_params > 0) j["atom_params"] = p.atom_params;
   if (p.credit_bytes > 0) j["credit_bytes"] = p.credit_bytes;

@@ -54,6 +54,18 @@ TEST(Plan, JsonRoundTrip) {
   EXPECT_EQ(q.scheduler, "dynacomm");
 }
 
+TEST(Plan, PriorityPlansRoundTripWithoutAPullOrder) {
+  // The PS answers a priority plan's pulls as they become ready: it has no pull order,
+  // and its JSON (summary.json, `dynacomm plan --json`) reads back as the same plan.
+  Plan p{"p3", {{0, 0}, {1, 1}, {2, 2}}, {{2, 2}, {1, 1}, {0, 0}}};
+  p.full_duplex = true;
+  p.atom_params = 40000;
+  p.credit_bytes = 640000;
+  const json j = to_json(p);
+  EXPECT_FALSE(j.contains("pull_order"));
+  EXPECT_EQ(plan_from_json(j, 3, "test"), p);
+}
+
 TEST(Plan, FullDuplexPlansCarryTheirPullOrder) {
   Plan p{"dynacomm-fd", {{0, 3}, {4, 10}}, {{9, 10}, {0, 8}}};
   p.full_duplex = true;
