@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "plan/planner.h"
+#include "plan/slicing.h"
 
 namespace dynacomm::plan {
 
@@ -254,6 +255,192 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   r.period_ms =
       (states[n - 1].forward_start - states[h].forward_start) / static_cast<double>(n - 1 - h);
   return r;
+}
+
+double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
+                                  const LinkProfile& link, const Plan& p, const DuplexOptions& o) {
+  if (samples.empty() || workers < 1)
+    throw InvalidInput("duplex simulation of workers: at least one sample and one worker");
+  for (const ModelProfile& m : samples) {
+    m.validate();
+    bool same = m.units.size() == samples[0].units.size();
+    for (std::size_t u = 0; same && u < m.units.size(); ++u)
+      same = m.units[u].bytes == samples[0].units[u].bytes;
+    if (!same) throw InvalidInput("duplex simulation of workers: the samples are not of one model");
+  }
+  link.validate();
+  const ModelProfile& shape = samples[0];
+  const int L = shape.num_units();
+  p.validate(L);
+  if (!(o.aggregation_ms >= 0) || !std::isfinite(o.aggregation_ms))
+    throw InvalidInput("duplex simulation of workers: a finite aggregation_ms >= 0 is required");
+  const auto W = static_cast<std::size_t>(workers);
+  const std::size_t n_push = p.push.size(), n_pull = p.pull.size();
+  const bool priority = p.credit_bytes > 0;
+  const std::vector<int> order = p.pull_sequence();
+  std::vector<std::size_t> position(n_pull);  // in the pull order
+  for (std::size_t i = 0; i < order.size(); ++i) position[static_cast<std::size_t>(order[i])] = i;
+  std::vector<int> pull_seg(static_cast<std::size_t>(L));
+  std::vector<std::int64_t> pull_bytes(n_pull, 0), push_bytes(n_push, 0);
+  for (std::size_t k = 0; k < n_pull; ++k)
+    for (int u = p.pull[k].first; u <= p.pull[k].last; ++u) {
+      pull_seg[static_cast<std::size_t>(u)] = static_cast<int>(k);
+      pull_bytes[k] += shape.units[static_cast<std::size_t>(u)].bytes;
+    }
+  for (std::size_t k = 0; k < n_push; ++k)
+    for (int u = p.push[k].first; u <= p.push[k].last; ++u)
+      push_bytes[k] += shape.units[static_cast<std::size_t>(u)].bytes;
+  const double lat = link.latency_ms;
+  constexpr double kUnknown = std::numeric_limits<double>::infinity();
+
+  std::vector<double> down_free(W, 0), up_free(W, 0), backward_end(W, 0), request(W, 0);
+  std::vector<std::vector<double>> arrive(W, std::vector<double>(n_pull, 0));
+  std::vector<std::vector<double>> end_backward(W,
+                                                std::vector<double>(static_cast<std::size_t>(L)));
+  std::vector<std::vector<std::pair<double, std::int64_t>>> in_flight(W);  // (ack back, bytes)
+  // Iteration 0: every request arrives one latency in and every unit exists; replies go in
+  // pull order (by priority: the lower first, all being ready together).
+  for (std::size_t w = 0; w < W; ++w)
+    for (std::size_t i = 0; i < n_pull; ++i) {
+      const std::size_t k = priority ? i : static_cast<std::size_t>(order[i]);
+      down_free[w] = std::max(lat, down_free[w]) + link.down_ms(pull_bytes[k]);
+      arrive[w][k] = down_free[w] + lat;
+    }
+
+  enum Kind { kArrival = 0, kPullReady = 1, kUplink = 2 };
+  struct Event {
+    double time;
+    int kind;
+    std::size_t key, worker, index;
+    bool operator>(const Event& e) const {
+      return std::tie(time, kind, key, worker, index) >
+             std::tie(e.time, e.kind, e.key, e.worker, e.index);
+    }
+  };
+  const std::size_t n = samples.size(), transient = 16, rounds = transient + 24 * n + 1;
+  std::vector<double> starts;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    for (std::size_t w = 0; w < W; ++w) {  // forward and backward
+      const ModelProfile& m = samples[(round + w) % n];
+      double now = backward_end[w];
+      for (int u = 0; u < L; ++u) {
+        const auto su = static_cast<std::size_t>(u);
+        now = std::max(now, arrive[w][static_cast<std::size_t>(pull_seg[su])]);
+        if (u == 0 && w == 0) starts.push_back(now);
+        now += m.units[su].forward_ms;
+      }
+      request[w] = now + lat;  // the next iteration's requests leave as backward starts
+      for (int u = L - 1; u >= 0; --u) {
+        now += m.units[static_cast<std::size_t>(u)].backward_ms;
+        end_backward[w][static_cast<std::size_t>(u)] = now;
+      }
+      backward_end[w] = now;
+    }
+    // Every worker's pushes of this iteration, their acks and the next one's replies.
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+    std::vector<int> count(static_cast<std::size_t>(L), 0);  // gradients of u in
+    std::vector<int> missing(n_pull);                        // units not yet released
+    std::vector<double> released(n_pull, 0);                 // when all of it exists
+    for (std::size_t k = 0; k < n_pull; ++k) missing[k] = p.pull[k].last - p.pull[k].first + 1;
+    std::vector<std::vector<bool>> sent(W, std::vector<bool>(n_push, false));
+    std::vector<std::vector<std::size_t>> flight_of(W, std::vector<std::size_t>(n_push));
+    std::vector<std::size_t> next_push(W, 0), next_pull(W, 0), left(W, n_push);
+    std::vector<double> last_handover(W, 0);
+    for (std::size_t w = 0; w < W; ++w) {
+      for (std::size_t k = 0; k < n_push; ++k)
+        events.push({end_backward[w][static_cast<std::size_t>(p.push[k].first)], kUplink, 0, w, 0});
+      for (const auto& f : in_flight[w]) events.push({f.first, kUplink, 0, w, 0});
+    }
+    // In pull order: worker v's next replies, as far as their units are released.
+    auto hand_in_order = [&](std::size_t v) {
+      while (next_pull[v] < n_pull) {
+        const auto q = static_cast<std::size_t>(order[next_pull[v]]);
+        if (missing[q] > 0) break;
+        last_handover[v] = std::max({released[q], request[v], last_handover[v]});
+        events.push({last_handover[v], kPullReady, next_pull[v], v, q});
+        ++next_pull[v];
+      }
+    };
+    while (!events.empty()) {
+      const Event e = events.top();
+      events.pop();
+      const std::size_t w = e.worker;
+      if (e.kind == kArrival) {
+        if (priority) {  // the ack, behind what w's downlink was given before
+          const double back = std::max(e.time, down_free[w]) + lat;
+          in_flight[w][flight_of[w][e.index]].first = back;
+          events.push({back, kUplink, 0, w, 0});
+        }
+        bool newly = false;
+        for (int u = p.push[e.index].first; u <= p.push[e.index].last; ++u) {
+          if (++count[static_cast<std::size_t>(u)] < workers) continue;  // not the last
+          const auto q = static_cast<std::size_t>(pull_seg[static_cast<std::size_t>(u)]);
+          released[q] = std::max(released[q], e.time + o.aggregation_ms);
+          if (--missing[q] > 0) continue;
+          newly = true;
+          if (priority)
+            for (std::size_t v = 0; v < W; ++v)
+              events.push({std::max(released[q], request[v]), kPullReady,
+                           static_cast<std::size_t>(p.pull[q].first), v, q});
+        }
+        if (newly && !priority)
+          for (std::size_t v = 0; v < W; ++v) hand_in_order(v);
+      } else if (e.kind == kPullReady) {
+        down_free[w] = std::max(e.time, down_free[w]) + link.down_ms(pull_bytes[e.index]);
+        arrive[w][e.index] = down_free[w] + lat;
+      } else if (priority) {  // w hands over the lowest ready pushes the credit allows
+        while (left[w] > 0) {
+          std::int64_t unacked = 0;
+          for (const auto& [back, bytes] : in_flight[w])
+            if (back > e.time) unacked += bytes;
+          std::size_t pick = n_push;
+          for (std::size_t k = 0; k < n_push; ++k)
+            if (!sent[w][k] &&
+                end_backward[w][static_cast<std::size_t>(p.push[k].first)] <= e.time &&
+                (pick == n_push || p.push[k].first < p.push[pick].first))
+              pick = k;
+          if (pick == n_push || (unacked > 0 && unacked + push_bytes[pick] > p.credit_bytes)) break;
+          up_free[w] = std::max(e.time, up_free[w]) + link.up_ms(push_bytes[pick]);
+          sent[w][pick] = true;
+          --left[w];
+          flight_of[w][pick] = in_flight[w].size();
+          in_flight[w].push_back({kUnknown, push_bytes[pick]});
+          events.push({up_free[w] + lat, kArrival, 0, w, pick});
+        }
+      } else {  // in send order, each once its gradients are in
+        while (next_push[w] < n_push &&
+               end_backward[w][static_cast<std::size_t>(p.push[next_push[w]].first)] <= e.time) {
+          up_free[w] = std::max(e.time, up_free[w]) + link.up_ms(push_bytes[next_push[w]]);
+          events.push({up_free[w] + lat, kArrival, 0, w, next_push[w]});
+          ++next_push[w];
+        }
+      }
+    }
+    for (std::size_t w = 0; w < W; ++w) {
+      if ((priority ? left[w] : n_push - next_push[w]) > 0 ||
+          next_pull[w] < (priority ? 0 : n_pull))
+        throw Error("duplex simulation of workers: a transfer was never made (a bug)");
+      auto& f = in_flight[w];
+      f.erase(
+          std::remove_if(f.begin(), f.end(), [&](const auto& x) { return x.first <= up_free[w]; }),
+          f.end());
+    }
+  }
+  return (starts[transient + 24 * n] - starts[transient]) / static_cast<double>(24 * n);
+}
+
+double predict_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
+                                 const LinkProfile& link, const Plan& plan,
+                                 const DuplexOptions& o) {
+  if (plan.atom_params <= 0) return simulate_duplex_workers_ms(samples, workers, link, plan, o);
+  if (samples.empty())
+    throw InvalidInput("duplex simulation of workers: at least one sample and one worker");
+  const Slicing slicing = Slicing::make(samples[0], plan.atom_params);
+  std::vector<ModelProfile> atoms;
+  for (const ModelProfile& m : samples) atoms.push_back(slicing.atom_profile(m));
+  Plan p = plan;
+  p.atom_params = 0;
+  return simulate_duplex_workers_ms(atoms, workers, link, p, o);
 }
 
 double predict_duplex_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& p,

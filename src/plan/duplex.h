@@ -63,6 +63,26 @@ struct DuplexResult {
 DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
                              const DuplexOptions& options = {});
 
+// Several workers whose compute differs (the one-worker model above has them alike): the
+// same rules for each of `workers` workers, each with its own links, but a unit's
+// parameters for t+1 exist at the PS only once *every* worker's gradient of it has
+// arrived (plus aggregation_ms), so the releases follow whichever worker is last for each
+// unit. In iteration k worker w computes with samples[(k + w) % samples.size()] (unit
+// times measured in different iterations: the other workers taken to be like this one in
+// distribution); the compute stretch is not charged (measured times carry it). Runs 16
+// iterations, then 24 x samples.size() more, whose mean period of worker 0 it returns
+// (a whole number of the samples' cycles). For any plan the one-worker model takes,
+// full duplex or not, in pull order or by priority; with one sample its period is
+// simulate_duplex's (tested). Sliced plans: pass atom profiles (Slicing::atom_profile).
+double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
+                                  const LinkProfile& link, const Plan& plan,
+                                  const DuplexOptions& options = {});
+// The same with unit profiles and any plan: sliced plans are run over each sample's atom
+// profile, as predict_ms does.
+double predict_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
+                                 const LinkProfile& link, const Plan& plan,
+                                 const DuplexOptions& options = {});
+
 // The period with compute under a busy link charged (link.compute_stretch_down/up; the
 // same as simulate_duplex's when both are 1). Mean field, not exact: in the steady state
 // every unit's compute is stretched by 1 + (s_down - 1) f_down + (s_up - 1) f_up, where f is

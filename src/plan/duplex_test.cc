@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "plan/planner.h"
 #include "plan/simulate.h"
+#include "plan/slicing.h"
 #include "plan/test_util.h"
 
 namespace dynacomm::plan {
@@ -120,6 +121,65 @@ TEST(DuplexSimulator, AnAckQueuedBehindPullRepliesHoldsBackTheCredit) {
   const DuplexResult wide = simulate_duplex(p, l, plan);
   EXPECT_DOUBLE_EQ(wide.forward_start_ms[1], 10100);
   EXPECT_LT(wide.period_ms, r.period_ms);
+}
+
+TEST(DuplexWorkers, TheLastWorkersGradientReleasesTheUnit) {
+  // One unit of 1 MB, forward 100 ms; one sample's backward takes 200 ms, the other's
+  // 700. Alone, the fast sample's period is 2300 ms (pull 1000, forward 100, backward 200,
+  // push 1000) and the slow one's 2800. Two workers take the samples in turn, one of them
+  // always the slow one: the unit is released only when its push is in, both forward
+  // passes start together, and every period is 2800. One worker alternating the two
+  // samples: 2300 and 2800, 2550 in the mean.
+  ModelProfile fast = units({1'000'000}, 100, 200), slow = units({1'000'000}, 100, 700);
+  const Plan plan{"seq", {{0, 0}}, {{0, 0}}};
+  EXPECT_DOUBLE_EQ(simulate_duplex_workers_ms({fast, slow}, 2, link(), plan), 2800);
+  EXPECT_DOUBLE_EQ(simulate_duplex_workers_ms({fast, slow}, 1, link(), plan), 2550);
+  EXPECT_DOUBLE_EQ(simulate_duplex_workers_ms({fast}, 3, link(), plan), 2300);
+  EXPECT_THROW(simulate_duplex_workers_ms({}, 2, link(), plan), InvalidInput);
+  EXPECT_THROW(simulate_duplex_workers_ms({fast}, 0, link(), plan), InvalidInput);
+  EXPECT_THROW(simulate_duplex_workers_ms({fast, units({2'000'000}, 100, 200)}, 2, link(), plan),
+               InvalidInput);
+}
+
+TEST(DuplexWorkers, WorkersAlikeAreTheOneWorkerModel) {
+  // One sample for every worker: each worker's gradients arrive together, so the model of
+  // one worker holds, for plans in pull order and by priority, whole units and slices.
+  std::mt19937_64 rng(23);
+  int compared = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const ModelProfile p = testing::random_profile(rng, 1, 6);
+    const LinkProfile l = testing::random_link(rng);
+    Plan plan;
+    ModelProfile run = p;
+    switch (trial % 4) {
+      case 0:
+        plan = make_plan("layerwise", p, l, {});
+        break;
+      case 1:
+        plan = make_plan("dynacomm", p, l, {});
+        plan.full_duplex = true;
+        break;
+      case 2:
+        plan = plan_duplex(p, l);
+        break;
+      default: {
+        std::int64_t biggest = 0;
+        for (const auto& u : p.units) biggest = std::max(biggest, u.params);
+        const Slicing slicing = Slicing::make(p, std::max<std::int64_t>(1, biggest / 3));
+        run = slicing.atom_profile(p);
+        plan = priority_plan(slicing, 2 * slicing.atoms[0].params * 4 + 1);
+        plan.atom_params = 0;
+      }
+    }
+    const DuplexResult one = simulate_duplex(run, l, plan);
+    if (!one.converged || one.transient > 10 || 24 % one.cycle != 0) continue;
+    ++compared;
+    for (int workers : {1, 3})
+      EXPECT_NEAR(simulate_duplex_workers_ms({run}, workers, l, plan), one.period_ms,
+                  1e-6 * one.period_ms)
+          << "trial " << trial << ", " << workers << " workers, plan " << plan.scheduler;
+  }
+  EXPECT_GT(compared, 80) << "too few cases reached their steady state early";
 }
 
 TEST(DuplexSimulator, NeverSlowerThanPhaseSeparatedAndNeverBelowItsResources) {
