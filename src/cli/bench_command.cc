@@ -248,10 +248,12 @@ void run_bench(const BenchFlags& f) {
     const auto& online = metrics.at("predicted_ms");     // from the estimates before it
     const auto& online_ideal = metrics.at("ideal_ms");   // likewise
     const auto& slowest = metrics.at("predicted_slowest_ms");  // any worker's, the largest
+    const auto& spread = metrics.at("predicted_workers_ms");   // W workers' spread, online
     const auto& stretch_down = metrics.at("stretch_down");     // as refitted online
     const auto& stretch_up = metrics.at("stretch_up");
     std::vector<double> online_down, online_up;  // over the measured iterations
-    std::map<int, std::vector<double>> by_plan, online_by_plan, ideal_by_plan, slowest_by_plan;
+    std::map<int, std::vector<double>> by_plan, online_by_plan, ideal_by_plan, slowest_by_plan,
+        spread_by_plan;
     for (std::size_t i = 0; i < it.size(); ++i) {
       const auto k = static_cast<std::int64_t>(it[i]) - j.warmup;
       // Not measured: warm-up, the first --settle iterations of a turn (the first carries the
@@ -268,6 +270,7 @@ void run_bench(const BenchFlags& f) {
       if (online_ideal[i] > 0)
         ideal_by_plan[static_cast<int>(plan_id[i])].push_back(online_ideal[i]);
       if (slowest[i] > 0) slowest_by_plan[static_cast<int>(plan_id[i])].push_back(slowest[i]);
+      if (spread[i] > 0) spread_by_plan[static_cast<int>(plan_id[i])].push_back(spread[i]);
       if (stretch_down[i] >= 1) online_down.push_back(stretch_down[i]);
       if (stretch_up[i] >= 1) online_up.push_back(stretch_up[i]);
     }
@@ -355,6 +358,7 @@ void run_bench(const BenchFlags& f) {
       sp.x.push_back(wo.link.down_bps / 1e6);
       sp.y.push_back(speedup);
     };
+    std::string spread_note;
     for (const auto& p : summary["plans"]) {
       const std::string name = p["scheduler"].get<std::string>();
       add_row(name, measured[name], p["predicted_ms"].get<double>(),
@@ -366,6 +370,14 @@ void run_bench(const BenchFlags& f) {
       if (const double job = median(slowest_by_plan[p["id"].get<int>()]); job > 0) {
         rows.back()["predicted_slowest_ms"] = job;
         rows.back()["measured_over_predicted_slowest"] = measured[name].median / job;
+      }
+      // With several workers: the period of workers whose compute differs as worker 0's did
+      // over its last iterations (plan::predict_duplex_workers_ms), online.
+      if (const double w = median(spread_by_plan[p["id"].get<int>()]); w > 0) {
+        rows.back()["predicted_workers_ms"] = w;
+        rows.back()["measured_over_predicted_workers"] = measured[name].median / w;
+        spread_note += (spread_note.empty() ? "" : ", ") + name + " " + fmt("%.1f", w) +
+                       " ms (measured/predicted " + fmt("%.2f", measured[name].median / w) + ")";
       }
       const int k = p["id"].get<int>() - 1;
       if (!trace.is_discarded())
@@ -426,7 +438,15 @@ void run_bench(const BenchFlags& f) {
                   ? fmt("%.1f Mbit/s", ml["up"]["bandwidth_bps"].get<double>() / 1e6)
                   : std::string("(not fitted)")) +
              " + " + fmt("%.2f ms", ml["planned_overhead_up_ms"].get<double>()) +
-             " per transmission" + stretch_note(ml) + ".\n\n" + peer_note;
+             " per transmission" + stretch_note(ml) + ".\n\n" +
+             (spread_note.empty()
+                  ? std::string()
+                  : "Full-duplex plans, predicted for " + std::to_string(j.workers) +
+                        " workers whose compute differs as worker 0's did over its last 4 "
+                        "iterations (each iteration's release waits for the last worker's "
+                        "gradient; docs/full-duplex.md), online: " +
+                        spread_note + ".\n\n") +
+             peer_note;
     md += table;
     folder.write_text("bench-" + bw + ".svg", report::render(bars));
     if (!gantt.rows.empty()) folder.write_text("gantt-" + bw + ".svg", report::render(gantt));

@@ -248,13 +248,13 @@ TEST_F(ClusterTest, TrainWritesTheRunFolder) {
 TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
   const std::string out = dir_ + "/bench";
   const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " bench --model cnn --schedulers sequential,dynacomm --iterations 2"
+                          " bench --model cnn --schedulers sequential,dynacomm,p3 --iterations 2"
                           " --block 3 --settle 2 --batch 16 --train-samples 1000 --test-samples 100"
                           " --sweep-bandwidth 200mbit,1gbit --latency 1ms --out " +
                           out + " > " + dir_ + "/bench.log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/bench.log");
   nlohmann::json rows = nlohmann::json::parse(read_file(out + "/bench.json"));
-  ASSERT_EQ(rows.size(), 4u);  // 2 strategies x 2 bandwidths
+  ASSERT_EQ(rows.size(), 6u);  // 3 strategies x 2 bandwidths
   for (const auto& r : rows) {
     for (const char* key :
          {"scheduler", "model", "workers", "down_bps", "up_bps", "latency_ms", "median_ms",
@@ -274,9 +274,16 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
     if (r["scheduler"] == "sequential") {
       EXPECT_DOUBLE_EQ(r["speedup_vs_sequential"].get<double>(), 1.0);
     }
+    // A full-duplex plan is also predicted for the two workers' spread of compute.
+    EXPECT_EQ(r.contains("predicted_workers_ms"), r["scheduler"] == "p3") << r;
+    if (r["scheduler"] == "p3") {
+      EXPECT_GT(r["predicted_workers_ms"].get<double>(), 0);
+    }
   }
   EXPECT_EQ(rows[0]["down_bps"], 200e6);
-  EXPECT_EQ(rows[3]["down_bps"], 1e9);
+  EXPECT_EQ(rows[5]["down_bps"], 1e9);
+  EXPECT_NE(read_file(out + "/bench.md").find("Full-duplex plans, predicted for 2 workers"),
+            std::string::npos);
   for (const char* f :
        {"bench.csv", "bench.md", "bench-200mbit.svg", "gantt-1gbit.svg", "speedup.svg"})
     EXPECT_FALSE(read_file(out + "/" + f).empty()) << f;

@@ -18,6 +18,7 @@
 #include "data/fashion_mnist.h"
 #include "net/connection.h"
 #include "plan/compute_stretch.h"
+#include "plan/duplex.h"
 #include "plan/planner.h"
 #include "plan/simulate.h"
 #include "report/chrome_trace.h"
@@ -256,6 +257,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     double pace = 0;  // the barrier's (UnitTimeEstimator::pace); 0: not known
   };
   std::vector<ComputeSample> compute_log;
+  std::vector<ComputeSample> wall_log;  // the same iterations' unit times as measured (wall)
   // Compute under a busy link (plan/compute_stretch.h): the warm-up's units, each with its
   // CPU time and how long its links were busy during it, fitted at the warm-up's end. From
   // then on the estimators get each unit at idle-link speed (its CPU time times the idle
@@ -676,7 +678,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       const bool idle_speed = it >= o.warmup && idle_wall_per_cpu > 0 && cpu_valid;
       const std::vector<double> forward_q = idle_speed ? at_idle_speed(forward_cpu) : forward_ms;
       const std::vector<double> backward_q = idle_speed ? at_idle_speed(backward_cpu) : backward_ms;
-      if (!o.rotation.empty()) compute_log.push_back({it, forward_q, backward_q});
+      if (!o.rotation.empty()) {
+        compute_log.push_back({it, forward_q, backward_q});
+        if (it > 0) wall_log.push_back({it, forward_ms, backward_ms});  // not the cold one
+      }
       compute_estimator.add(it, forward_q, backward_q);
     }
     IterationRecord r;
@@ -787,6 +792,23 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       const plan::Plan& p = result.plans[static_cast<std::size_t>(r.plan_id - 1)].plan;
       r.predicted_ms = plan::predict_ms(now.profile, now.link, p);
       r.ideal_ms = plan::ideal_ms(now.profile, now.link, p);
+      // The workers' spread: the last 4 iterations' unit times as measured, one per worker
+      // and iteration in turn (the others taken to be like this one in distribution).
+      if (p.full_duplex && o.workers > 1) {
+        std::vector<plan::ModelProfile> samples;
+        for (const ComputeSample& c : wall_log) {
+          if (c.iteration >= r.iteration) break;
+          plan::ModelProfile m = profile;
+          for (std::size_t u = 0; u < m.units.size(); ++u) {
+            m.units[u].forward_ms = c.forward[u];
+            m.units[u].backward_ms = c.backward[u];
+          }
+          samples.push_back(std::move(m));
+          if (samples.size() > 4) samples.erase(samples.begin());
+        }
+        if (!samples.empty())
+          r.predicted_workers_ms = plan::predict_duplex_workers_ms(samples, o.workers, now.link, p);
+      }
     }
   }
   std::vector<double> times;

@@ -112,6 +112,10 @@ struct IterationRecord {
   // A rotation's measured iterations: the time predicted for this iteration's plan, and the
   // ideal of its model, from the online estimates of the iterations before it (0: none).
   double predicted_ms = 0, ideal_ms = 0;
+  // A rotation's measured iterations of a full-duplex plan with several workers: the period
+  // of `workers` workers whose compute differs as this one's did over its last 4
+  // iterations (plan::predict_duplex_workers_ms; 0: not computed).
+  double predicted_workers_ms = 0;
   // The largest prediction of this iteration any worker sent with its pushes, each for its
   // own plan, link and compute (0: not known): under BSP the slowest one sets the pace.
   double predicted_slowest_ms = 0;
