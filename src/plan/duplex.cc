@@ -59,6 +59,38 @@ bool repeats(const std::vector<State>& s, std::size_t t, std::size_t c) {
   return true;
 }
 
+// A worker under priority hands its uplink (a FIFO: the kernel's queue), at time t, the
+// lowest ready push segments the credit allows (or one, when nothing is unacknowledged);
+// each leaves once the ones before it have. on_send(k) is told of each, after up_free is
+// its end; its ack time is filled in later (in_flight[flight_of[k]]).
+template <class OnSend>
+void hand_over_by_priority(const Plan& p, const LinkProfile& link, double t,
+                           const std::vector<double>& end_backward,
+                           const std::vector<std::int64_t>& push_bytes, std::vector<bool>& sent,
+                           std::size_t& left,
+                           std::vector<std::pair<double, std::int64_t>>& in_flight,
+                           std::vector<std::size_t>& flight_of, double& up_free, OnSend on_send) {
+  const std::size_t n_push = p.push.size();
+  while (left > 0) {
+    std::int64_t unacked = 0;
+    for (const auto& [back, bytes] : in_flight)
+      if (back > t) unacked += bytes;
+    std::size_t pick = n_push;
+    for (std::size_t k = 0; k < n_push; ++k)
+      if (!sent[k] && end_backward[static_cast<std::size_t>(p.push[k].first)] <= t &&
+          (pick == n_push || p.push[k].first < p.push[pick].first))
+        pick = k;
+    if (pick == n_push || (unacked > 0 && unacked + push_bytes[pick] > p.credit_bytes))
+      return;  // wait for a gradient or an ack
+    up_free = std::max(t, up_free) + link.up_ms(push_bytes[pick]);
+    sent[pick] = true;
+    --left;
+    flight_of[pick] = in_flight.size();
+    in_flight.push_back({std::numeric_limits<double>::infinity(), push_bytes[pick]});
+    on_send(pick);
+  }
+}
+
 // One round of a priority plan, after iteration t's backward pass. The worker hands t's
 // pushes to the uplink, a FIFO (the kernel's socket and queue), the ready segment lowest
 // in the model first, as long as the bytes handed over and not yet acknowledged stay
@@ -90,7 +122,6 @@ void priority_round(const Plan& p, const LinkProfile& link, double aggregation_m
   };
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   const double lat = link.latency_ms;
-  constexpr double kUnknown = std::numeric_limits<double>::infinity();
   const std::size_t n_push = p.push.size(), n_pull = p.pull.size();
   std::vector<int> missing(n_pull);  // units of each pull segment whose gradient is still out
   std::vector<double> ready_at(n_pull, request);
@@ -127,29 +158,12 @@ void priority_round(const Plan& p, const LinkProfile& link, double aggregation_m
         arrive[e.index] = down_free + lat;
         break;
       }
-      case kUplink: {
-        // Hand the link (a FIFO: the kernel's queue) the lowest ready segments the credit
-        // allows; each goes once the ones before it have.
-        while (left > 0) {
-          std::int64_t unacked = 0;
-          for (const auto& [ack, bytes] : in_flight)
-            if (ack > e.time) unacked += bytes;
-          std::size_t pick = n_push;
-          for (std::size_t k = 0; k < n_push; ++k)
-            if (!sent[k] && end_backward[static_cast<std::size_t>(p.push[k].first)] <= e.time &&
-                (pick == n_push || p.push[k].first < p.push[pick].first))
-              pick = k;
-          if (pick == n_push || (unacked > 0 && unacked + push_bytes[pick] > p.credit_bytes))
-            break;  // wait for a gradient or an ack
-          up_free = std::max(e.time, up_free) + link.up_ms(push_bytes[pick]);
-          sent[pick] = true;
-          --left;
-          flight_of[pick] = in_flight.size();
-          in_flight.push_back({kUnknown, push_bytes[pick]});
-          events.push({up_free + lat, kArrival, 0, pick});
-        }
+      case kUplink:
+        hand_over_by_priority(p, link, e.time, end_backward, push_bytes, sent, left, in_flight,
+                              flight_of, up_free, [&](std::size_t k) {
+                                events.push({up_free + lat, kArrival, 0, k});
+                              });
         break;
-      }
     }
   }
   if (left > 0) throw Error("duplex simulation: a push was never sent (a bug)");
@@ -291,7 +305,6 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
     for (int u = p.push[k].first; u <= p.push[k].last; ++u)
       push_bytes[k] += shape.units[static_cast<std::size_t>(u)].bytes;
   const double lat = link.latency_ms;
-  constexpr double kUnknown = std::numeric_limits<double>::infinity();
 
   std::vector<double> down_free(W, 0), up_free(W, 0), backward_end(W, 0), request(W, 0);
   std::vector<std::vector<double>> arrive(W, std::vector<double>(n_pull, 0));
@@ -389,24 +402,10 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
         down_free[w] = std::max(e.time, down_free[w]) + link.down_ms(pull_bytes[e.index]);
         arrive[w][e.index] = down_free[w] + lat;
       } else if (priority) {  // w hands over the lowest ready pushes the credit allows
-        while (left[w] > 0) {
-          std::int64_t unacked = 0;
-          for (const auto& [back, bytes] : in_flight[w])
-            if (back > e.time) unacked += bytes;
-          std::size_t pick = n_push;
-          for (std::size_t k = 0; k < n_push; ++k)
-            if (!sent[w][k] &&
-                end_backward[w][static_cast<std::size_t>(p.push[k].first)] <= e.time &&
-                (pick == n_push || p.push[k].first < p.push[pick].first))
-              pick = k;
-          if (pick == n_push || (unacked > 0 && unacked + push_bytes[pick] > p.credit_bytes)) break;
-          up_free[w] = std::max(e.time, up_free[w]) + link.up_ms(push_bytes[pick]);
-          sent[w][pick] = true;
-          --left[w];
-          flight_of[w][pick] = in_flight[w].size();
-          in_flight[w].push_back({kUnknown, push_bytes[pick]});
-          events.push({up_free[w] + lat, kArrival, 0, w, pick});
-        }
+        hand_over_by_priority(p, link, e.time, end_backward[w], push_bytes, sent[w], left[w],
+                              in_flight[w], flight_of[w], up_free[w], [&](std::size_t k) {
+                                events.push({up_free[w] + lat, kArrival, 0, w, k});
+                              });
       } else {  // in send order, each once its gradients are in
         while (next_push[w] < n_push &&
                end_backward[w][static_cast<std::size_t>(p.push[next_push[w]].first)] <= e.time) {
