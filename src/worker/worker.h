@@ -114,7 +114,7 @@ struct IterationRecord {
   double predicted_ms = 0, ideal_ms = 0;
   // A rotation's measured iterations of a full-duplex plan with several workers: the period
   // of `workers` workers whose compute differs as this one's did over its last 4
-  // iterations (plan::predict_duplex_workers_ms; 0: not computed).
+  // iterations (plan::predict_duplex_workers_ms; rank 0 only; 0: not computed).
   double predicted_workers_ms = 0;
   // The largest prediction of this iteration any worker sent with its pushes, each for its
   // own plan, link and compute (0: not known): under BSP the slowest one sets the pace.
