@@ -796,16 +796,17 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       // and iteration in turn (the others taken to be like this one in distribution). Rank
       // 0's only: it writes metrics.csv, and resnet18's 306 slices take about 0.4 s each.
       if (p.full_duplex && o.workers > 1 && o.rank == 0) {
+        const auto end =
+            std::partition_point(wall_log.begin(), wall_log.end(),
+                                 [&](const ComputeSample& c) { return c.iteration < r.iteration; });
         std::vector<plan::ModelProfile> samples;
-        for (const ComputeSample& c : wall_log) {
-          if (c.iteration >= r.iteration) break;
+        for (auto c = end - std::min<std::ptrdiff_t>(4, end - wall_log.begin()); c != end; ++c) {
           plan::ModelProfile m = profile;
           for (std::size_t u = 0; u < m.units.size(); ++u) {
-            m.units[u].forward_ms = c.forward[u];
-            m.units[u].backward_ms = c.backward[u];
+            m.units[u].forward_ms = c->forward[u];
+            m.units[u].backward_ms = c->backward[u];
           }
           samples.push_back(std::move(m));
-          if (samples.size() > 4) samples.erase(samples.begin());
         }
         if (!samples.empty())
           r.predicted_workers_ms = plan::predict_duplex_workers_ms(samples, o.workers, now.link, p);
