@@ -431,15 +431,37 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
 double predict_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
                                  const LinkProfile& link, const Plan& plan,
                                  const DuplexOptions& o) {
-  if (plan.atom_params <= 0) return simulate_duplex_workers_ms(samples, workers, link, plan, o);
   if (samples.empty())
     throw InvalidInput("duplex simulation of workers: at least one sample and one worker");
-  const Slicing slicing = Slicing::make(samples[0], plan.atom_params);
   std::vector<ModelProfile> atoms;
-  for (const ModelProfile& m : samples) atoms.push_back(slicing.atom_profile(m));
   Plan p = plan;
-  p.atom_params = 0;
-  return simulate_duplex_workers_ms(atoms, workers, link, p, o);
+  if (plan.atom_params > 0) {
+    const Slicing slicing = Slicing::make(samples[0], plan.atom_params);
+    for (const ModelProfile& m : samples) atoms.push_back(slicing.atom_profile(m));
+    p.atom_params = 0;
+  } else {
+    atoms = samples;
+  }
+  double period = simulate_duplex_workers_ms(atoms, workers, link, p, o);
+  if (link.compute_stretch_down == 1 && link.compute_stretch_up == 1) return period;
+  // Compute under a busy link, in the mean as predict_duplex_ms charges it: every sample
+  // stretched by the factor at the period, iterated to a fixed point (a few rounds).
+  const double down = busy_ms(atoms[0], p.pull, link.overhead_down_ms, link.down_bps);
+  const double up = busy_ms(atoms[0], p.push, link.overhead_up_ms, link.up_bps);
+  std::vector<ModelProfile> stretched = atoms;
+  for (int round = 0; round < 8 && period > 0; ++round) {
+    const double f = mean_stretch(link, down, up, period);
+    for (std::size_t k = 0; k < atoms.size(); ++k)
+      for (std::size_t u = 0; u < atoms[k].units.size(); ++u) {
+        stretched[k].units[u].forward_ms = atoms[k].units[u].forward_ms * f;
+        stretched[k].units[u].backward_ms = atoms[k].units[u].backward_ms * f;
+      }
+    const double next = simulate_duplex_workers_ms(stretched, workers, link, p, o);
+    const bool done = std::abs(next - period) <= 1e-4 * std::max(1.0, period);
+    period = next;
+    if (done) break;
+  }
+  return period;
 }
 
 double predict_duplex_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& p,

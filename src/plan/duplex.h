@@ -77,8 +77,10 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
 double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
                                   const LinkProfile& link, const Plan& plan,
                                   const DuplexOptions& options = {});
-// The same with unit profiles and any plan: sliced plans are run over each sample's atom
-// profile, as predict_ms does.
+// The same with unit profiles and any plan (sliced plans are run over each sample's atom
+// profile, as predict_ms does), and the link's compute stretch charged in the mean as
+// predict_duplex_ms charges it: pass unit times at idle-link speed, or a link without a
+// stretch for times measured under load.
 double predict_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
                                  const LinkProfile& link, const Plan& plan,
                                  const DuplexOptions& options = {});

@@ -182,6 +182,29 @@ TEST(DuplexWorkers, WorkersAlikeAreTheOneWorkerModel) {
   EXPECT_GT(compared, 80) << "too few cases reached their steady state early";
 }
 
+TEST(DuplexWorkers, PredictionChargesTheStretchAsTheOneWorkerModelDoes) {
+  // One sample: the workers alike, so the stretch's fixed point is predict_duplex_ms's.
+  std::mt19937_64 rng(29);
+  int compared = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const ModelProfile p = testing::random_profile(rng, 1, 6);
+    LinkProfile l = testing::random_link(rng);
+    l.compute_stretch_down = 1.3;
+    l.compute_stretch_up = 1.6;
+    const Plan plan = trial % 2 ? plan_duplex(p, l) : make_plan("layerwise", p, l, {});
+    const DuplexResult one = simulate_duplex(p, l, plan);
+    if (!one.converged || one.transient > 10 || 24 % one.cycle != 0) continue;
+    ++compared;
+    const double expected = predict_duplex_ms(p, l, plan);
+    const double got = predict_duplex_workers_ms({p}, 2, l, plan);
+    EXPECT_NEAR(got, expected, 1e-3 * expected) << "trial " << trial;
+    LinkProfile idle = l;
+    idle.compute_stretch_down = idle.compute_stretch_up = 1;
+    EXPECT_GE(got, predict_duplex_workers_ms({p}, 2, idle, plan) * (1 - 1e-9)) << "trial " << trial;
+  }
+  EXPECT_GT(compared, 30) << "too few cases reached their steady state early";
+}
+
 TEST(DuplexSimulator, NeverSlowerThanPhaseSeparatedAndNeverBelowItsResources) {
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 300; ++trial) {

@@ -30,9 +30,18 @@ struct PlannerOptions {
   // `dynacomm-fd`: besides whole units, it searches plans over units cut into slices of
   // these sizes (parameters), and keeps the fastest.
   std::vector<std::int64_t> fd_slice_params{1000000, 200000, 40000};
+  // Several workers whose compute differs: with workers > 1 and a spread given, a
+  // full-duplex plan is predicted with the model of several workers (plan/duplex.h), worker
+  // w of iteration k computing with the profile scaled by compute_spread[(k + w) % n]
+  // (predict_plan_ms), and dynacomm-fd picks from its shortlist by that prediction. Else,
+  // and for phase-separated plans, the workers are modelled alike (one worker).
+  int workers = 1;
+  std::vector<ComputeFactors> compute_spread;
 
-  // Throws InvalidInput naming the option when a value is not positive and finite.
+  // Throws InvalidInput naming the option when a value is not positive and finite (the
+  // spread's sizes are checked against the profile where it is used).
   void validate() const;
+  bool models_workers() const { return workers > 1 && !compute_spread.empty(); }
   // The slice sizes (parameters) the named schedulers cut units into; empty when none is
   // sliced. The job's runtime uses atoms that divide them all (plan/slicing.h).
   std::vector<std::int64_t> slice_params(const std::vector<std::string>& schedulers) const;
@@ -55,5 +64,11 @@ std::vector<std::string> planner_names();
 // ones) or bad inputs.
 Plan make_plan(const std::string& name, const ModelProfile& profile, const LinkProfile& link,
                const PlannerOptions& options);
+
+// A plan's predicted period as the planners and the runtime state it: the model of several
+// workers for a full-duplex plan when options.models_workers() (predict_duplex_workers_ms
+// over the spread's samples of `profile`), else predict_ms (simulate.h).
+double predict_plan_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
+                       const PlannerOptions& options);
 
 }  // namespace dynacomm::plan

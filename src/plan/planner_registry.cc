@@ -1,7 +1,9 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "plan/duplex.h"
 #include "plan/planner.h"
+#include "plan/simulate.h"
 #include "plan/slicing.h"
 
 namespace dynacomm::plan {
@@ -55,6 +57,12 @@ void PlannerOptions::validate() const {
     throw InvalidInput("planner options: slice, partition and credit sizes must be positive");
   for (std::int64_t s : fd_slice_params)
     if (s <= 0) throw InvalidInput("planner options: dynacomm-fd slice sizes must be positive");
+  if (workers < 1) throw InvalidInput("planner options: workers must be at least 1");
+  for (const ComputeFactors& f : compute_spread)
+    for (const std::vector<double>* pass : {&f.forward, &f.backward})
+      for (double x : *pass)
+        if (!(x > 0) || !std::isfinite(x))
+          throw InvalidInput("planner options: compute spread factors must be positive and finite");
 }
 
 std::vector<std::int64_t> PlannerOptions::slice_params(
@@ -86,6 +94,14 @@ Plan make_plan(const std::string& name, const ModelProfile& profile, const LinkP
   std::string known;
   for (const auto& n : planner_names()) known += (known.empty() ? "" : ", ") + n;
   throw InvalidInput("unknown scheduler '" + name + "' (known: " + known + ")");
+}
+
+double predict_plan_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
+                       const PlannerOptions& options) {
+  if (!plan.full_duplex || !options.models_workers()) return predict_ms(profile, link, plan);
+  std::vector<ModelProfile> samples;
+  for (const ComputeFactors& f : options.compute_spread) samples.push_back(scaled(profile, f));
+  return predict_duplex_workers_ms(samples, options.workers, link, plan);
 }
 
 }  // namespace dynacomm::plan

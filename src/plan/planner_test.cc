@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "plan/brute_force.h"
+#include "plan/duplex.h"
 #include "plan/simulate.h"
 #include "plan/test_util.h"
 
@@ -121,6 +122,35 @@ TEST(Planners, DynacommUnderAComputeStretchNeverLosesToItsDpAndStaysNearTheOptim
   EXPECT_GT(changed, 0);  // the stretch does change the best plan, and the search finds it
   EXPECT_GE(optimal, cases * 3 / 5);
   EXPECT_LT(worst_gap, 0.03);
+}
+
+TEST(Planners, PredictPlanMsModelsSeveralWorkersForFullDuplexPlansWithASpread) {
+  const ModelProfile p = uniform_profile(4, 400'000, 20, 40);
+  const LinkProfile l{100e6, 100e6, 1, 1, 10};
+  PlannerOptions o;
+  o.workers = 3;
+  o.compute_spread = {{{1, 1, 1, 1}, {1, 1, 1, 1}}, {{2, 0.5, 1, 1}, {1, 1, 3, 0.5}}};
+  const Plan fd = make_plan("dynacomm-fd", p, l, o);
+  const Plan separated = make_plan("dynacomm", p, l, o);
+  ASSERT_TRUE(fd.full_duplex);
+  EXPECT_DOUBLE_EQ(predict_plan_ms(p, l, separated, o), predict_ms(p, l, separated));
+  const std::vector<ModelProfile> samples = {scaled(p, o.compute_spread[0]),
+                                             scaled(p, o.compute_spread[1])};
+  EXPECT_DOUBLE_EQ(predict_plan_ms(p, l, fd, o), predict_duplex_workers_ms(samples, 3, l, fd));
+  // The slower sample's units pace every iteration: slower than the workers alike.
+  EXPECT_GT(predict_plan_ms(p, l, fd, o), predict_ms(p, l, fd) * 1.01);
+  PlannerOptions one = o;
+  one.workers = 1;
+  EXPECT_DOUBLE_EQ(predict_plan_ms(p, l, fd, one), predict_ms(p, l, fd));
+  PlannerOptions bad = o;
+  bad.compute_spread[1].forward.pop_back();
+  EXPECT_THROW(predict_plan_ms(p, l, fd, bad), InvalidInput);
+  bad = o;
+  bad.compute_spread[0].backward[2] = std::nan("");
+  EXPECT_THROW(make_plan("dynacomm-fd", p, l, bad), InvalidInput);
+  bad = o;
+  bad.workers = 0;
+  EXPECT_THROW(make_plan("dynacomm-fd", p, l, bad), InvalidInput);
 }
 
 TEST(Planners, SequentialAndLayerwiseShapes) {

@@ -35,6 +35,24 @@ void check_time(double v, const std::string& field) {
 }
 }  // namespace
 
+ModelProfile scaled(const ModelProfile& profile, const ComputeFactors& factors) {
+  if (factors.forward.size() != profile.units.size() ||
+      factors.backward.size() != profile.units.size())
+    throw InvalidInput("compute factors: " + std::to_string(factors.forward.size()) + " forward, " +
+                       std::to_string(factors.backward.size()) + " backward for " +
+                       std::to_string(profile.units.size()) + " units");
+  ModelProfile m = profile;
+  for (std::size_t u = 0; u < m.units.size(); ++u) {
+    const double f = factors.forward[u], b = factors.backward[u];
+    if (!(f > 0) || !(b > 0) || !std::isfinite(f) || !std::isfinite(b))
+      throw InvalidInput("compute factors: unit " + std::to_string(u) +
+                         ": must be positive and finite");
+    m.units[u].forward_ms *= f;
+    m.units[u].backward_ms *= b;
+  }
+  return m;
+}
+
 void ModelProfile::validate() const {
   if (units.empty()) throw InvalidInput("model profile '" + model + "': units: no units");
   if (batch <= 0) throw InvalidInput("model profile '" + model + "': batch: must be positive");

@@ -44,6 +44,16 @@ struct ModelProfile {
   void validate() const;
 };
 
+// One iteration's unit times as factors on a profile's, one per unit and pass: how a
+// worker's compute varies from iteration to iteration, kept apart from the times so that
+// it carries over to fresher estimates (the model of several workers draws from it).
+struct ComputeFactors {
+  std::vector<double> forward, backward;
+};
+// The profile with every unit's times multiplied by its factors. Throws InvalidInput when
+// the sizes differ from the profile's units or a factor is not positive and finite.
+ModelProfile scaled(const ModelProfile& profile, const ComputeFactors& factors);
+
 struct LinkProfile {
   double down_bps = 0;          // downlink bandwidth PS -> device, bit/s
   double up_bps = 0;            // uplink bandwidth device -> PS, bit/s

@@ -99,6 +99,26 @@ TEST(ModelProfile, ValidateCatchesProgrammaticProfiles) {
   }
 }
 
+TEST(ModelProfile, ScaledMultipliesEachUnitsTimesAndChecksTheFactors) {
+  ModelProfile p;
+  p.model = "m";
+  p.batch = 1;
+  p.units = {{"a", 1, 4, 10.0, 20.0}, {"b", 1, 4, 1.0, 2.0}};
+  const ModelProfile s = scaled(p, {{1.5, 2.0}, {0.5, 3.0}});
+  EXPECT_DOUBLE_EQ(s.units[0].forward_ms, 15.0);
+  EXPECT_DOUBLE_EQ(s.units[1].forward_ms, 2.0);
+  EXPECT_DOUBLE_EQ(s.units[0].backward_ms, 10.0);
+  EXPECT_DOUBLE_EQ(s.units[1].backward_ms, 6.0);
+  EXPECT_EQ(s.units[1].bytes, 4);
+  EXPECT_THROW(scaled(p, {{1.0}, {1.0, 1.0}}), InvalidInput);
+  try {
+    scaled(p, {{1.0, 0.0}, {1.0, 1.0}});
+    FAIL();
+  } catch (const InvalidInput& e) {
+    EXPECT_STREQ(e.what(), "compute factors: unit 1: must be positive and finite");
+  }
+}
+
 TEST(ModelProfile, LoadReportsFileProblems) {
   EXPECT_THROW(load_model_profile("/nonexistent/dir/p.json"), InvalidInput);
   std::string path = ::testing::TempDir() + "bad_profile.json";

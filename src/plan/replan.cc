@@ -53,6 +53,11 @@ void ReplanPolicy::adopt(std::int64_t iteration, const Plan& plan, const ModelPr
   adopted_at_ = iteration;
 }
 
+void ReplanPolicy::set_planner_options(PlannerOptions planner) {
+  planner.validate();
+  planner_ = std::move(planner);
+}
+
 bool ReplanPolicy::due(std::int64_t iteration) const {
   return adopted_at_ >= 0 && iteration - adopted_at_ >= options_.min_interval;
 }
@@ -63,8 +68,8 @@ ReplanDecision ReplanPolicy::evaluate(const ModelProfile& profile, const LinkPro
   if (threshold < 0) threshold = options_.threshold;
   ReplanDecision d;
   d.plan = make_plan(scheduler_, profile, link, planner_);
-  d.best_ms = predict_ms(profile, link, d.plan);
-  d.current_ms = predict_ms(profile, link, current_);
+  d.best_ms = predict_plan_ms(profile, link, d.plan, planner_);
+  d.current_ms = predict_plan_ms(profile, link, current_, planner_);
   d.change = !(d.plan == current_) && d.current_ms > d.best_ms * (1 + threshold);
   d.why = describe_change(made_for_profile_, made_for_link_, profile, link);
   return d;

@@ -127,6 +127,28 @@ TEST(ReplanPolicy, ModesAndOptions) {
   EXPECT_THROW(ReplanPolicy("dynacomm", {}, {}).evaluate(profile(), link(10)), Error);
 }
 
+TEST(ReplanPolicy, ComparesFullDuplexPlansWithTheModelOfSeveralWorkers) {
+  PlannerOptions o;
+  ReplanPolicy policy("dynacomm-fd", o, {});
+  const Plan p = make_plan("dynacomm-fd", profile(), link(100), o);
+  policy.adopt(2, p, profile(), link(100));
+  o.workers = 2;
+  ComputeFactors slow, fast;
+  for (int u = 0; u < 10; ++u) {
+    slow.forward.push_back(u % 2 ? 1.8 : 0.7);
+    slow.backward.push_back(u % 3 ? 0.8 : 1.9);
+    fast.forward.push_back(1);
+    fast.backward.push_back(1);
+  }
+  o.compute_spread = {slow, fast};
+  policy.set_planner_options(o);
+  const ReplanDecision d = policy.evaluate(profile(), link(100));
+  EXPECT_DOUBLE_EQ(d.current_ms, predict_plan_ms(profile(), link(100), p, o));
+  EXPECT_GT(d.current_ms, predict_ms(profile(), link(100), p) * 1.01);
+  o.workers = 0;
+  EXPECT_THROW(policy.set_planner_options(o), InvalidInput);
+}
+
 TEST(DescribeChange, NamesWhatMoved) {
   ModelProfile slow = profile();
   for (auto& u : slow.units) u.forward_ms *= 2, u.backward_ms *= 2;

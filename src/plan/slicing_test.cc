@@ -190,5 +190,44 @@ TEST(SlicedPlanners, DynacommFdBreaksTiesForTheSlowerLink) {
   EXPECT_LT(predict_ms(p, slower, fd), predict_ms(p, slower, first) * (1 - 1e-6));
 }
 
+// With several workers whose compute differs, dynacomm-fd picks from its shortlist by the
+// model of several workers: never predicted slower there than its one-worker choice, and
+// faster in some cases (else the spread would change nothing).
+TEST(SlicedPlanners, DynacommFdWithASpreadPicksForSeveralWorkers) {
+  std::mt19937_64 rng(41);
+  std::uniform_real_distribution<double> factor(0.5, 1.8), ms(5, 60), mbit(30, 300);
+  std::uniform_int_distribution<std::int64_t> params(2'000, 700'000);
+  int faster = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    // Compute and links of one order, where the workers' compute sets the releases.
+    ModelProfile p;
+    p.model = "random";
+    p.batch = 32;
+    const int n = std::uniform_int_distribution<int>(3, 5)(rng);
+    for (int u = 0; u < n; ++u) {
+      const std::int64_t k = params(rng);
+      p.units.push_back({"u" + std::to_string(u), k, 4 * k, ms(rng), 2 * ms(rng)});
+    }
+    const LinkProfile l{mbit(rng) * 1e6, mbit(rng) * 1e6, 1, 1, 10};
+    PlannerOptions one;
+    one.fd_slice_params = {400'000};
+    PlannerOptions several = one;
+    several.workers = 4;
+    for (int k = 0; k < 3; ++k) {
+      ComputeFactors f;
+      for (int u = 0; u < n; ++u) {
+        f.forward.push_back(factor(rng));
+        f.backward.push_back(factor(rng));
+      }
+      several.compute_spread.push_back(std::move(f));
+    }
+    const double chosen = predict_plan_ms(p, l, make_plan("dynacomm-fd", p, l, several), several);
+    const double alike = predict_plan_ms(p, l, make_plan("dynacomm-fd", p, l, one), several);
+    EXPECT_LE(chosen, alike * (1 + 1e-9)) << "trial " << trial;
+    if (chosen < alike * (1 - 1e-6)) ++faster;
+  }
+  EXPECT_GT(faster, 0) << "the spread never changed dynacomm-fd's choice";
+}
+
 }  // namespace
 }  // namespace dynacomm::plan

@@ -235,6 +235,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   // After warm-up: the plan in use, and re-planning (a rotation is static).
   const plan::ReplanMode mode = o.rotation.empty() ? o.replan : plan::ReplanMode::kStatic;
   plan::ReplanPolicy policy(o.scheduler, o.planner, o.replan_options);
+  plan::PlannerOptions planner = o.planner;  // with the warm-up's compute spread (below)
   plan::UnitTimeEstimator compute_estimator(static_cast<std::size_t>(n_units), o.estimator);
   plan::LinkEstimator down_estimator(o.estimator), up_estimator(o.estimator);
   std::future<Replanned> replanning;  // the task in flight, if any
@@ -258,6 +259,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   };
   std::vector<ComputeSample> compute_log;
   std::vector<ComputeSample> wall_log;  // the same iterations' unit times as measured (wall)
+  std::vector<ComputeSample> warmup_units;  // what warmup_compute was given, iteration by iteration
   // Compute under a busy link (plan/compute_stretch.h): the warm-up's units, each with its
   // CPU time and how long its links were busy during it, fitted at the warm-up's end. From
   // then on the estimators get each unit at idle-link speed (its CPU time times the idle
@@ -403,9 +405,14 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         // The warm-up's iterations again, at idle-link speed, with their paces.
         warmup_compute = plan::UnitTimeEstimator(static_cast<std::size_t>(n_units), warmup_weights);
         compute_estimator = plan::UnitTimeEstimator(static_cast<std::size_t>(n_units), o.estimator);
+        warmup_units.clear();
         for (const CpuSample& c : warmup_cpu) {
-          if (c.iteration > 0 || o.warmup == 1)
-            warmup_compute.add(c.iteration, at_idle_speed(c.forward), at_idle_speed(c.backward));
+          if (c.iteration > 0 || o.warmup == 1) {
+            warmup_units.push_back(
+                {c.iteration, at_idle_speed(c.forward), at_idle_speed(c.backward)});
+            warmup_compute.add(c.iteration, warmup_units.back().forward,
+                               warmup_units.back().backward);
+          }
           compute_estimator.add(c.iteration, at_idle_speed(c.forward), at_idle_speed(c.backward));
           for (ComputeSample& l : compute_log)
             if (l.iteration == c.iteration) {
@@ -438,11 +445,26 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       use(result.measured_down, down_samples, o.link.down_bps, link.down_bps,
           link.overhead_down_ms);
       use(result.measured_up, up_samples, o.link.up_bps, link.up_bps, link.overhead_up_ms);
+      // Several workers whose compute differs (plan/duplex.h): this worker's unit times in
+      // the warm-up's iterations as factors on the profile, which the model of several
+      // workers draws every worker's times from (the others taken to be like this one).
+      planner.workers = o.workers;
+      if (o.workers > 1)
+        for (const ComputeSample& c : warmup_units) {
+          plan::ComputeFactors f;
+          for (std::size_t u = 0; u < profile.units.size(); ++u) {
+            const double fw = profile.units[u].forward_ms, bw = profile.units[u].backward_ms;
+            f.forward.push_back(fw > 0 && c.forward[u] > 0 ? c.forward[u] / fw : 1);
+            f.backward.push_back(bw > 0 && c.backward[u] > 0 ? c.backward[u] / bw : 1);
+          }
+          planner.compute_spread.push_back(std::move(f));
+        }
+      policy.set_planner_options(planner);
       const std::vector<std::string> schedulers =
           o.rotation.empty() ? std::vector<std::string>{o.scheduler} : o.rotation;
       for (std::size_t k = 0; k < schedulers.size(); ++k) {
-        plan::Plan p = plan::make_plan(schedulers[k], profile, link, o.planner);
-        const double predicted = plan::predict_ms(profile, link, p);
+        plan::Plan p = plan::make_plan(schedulers[k], profile, link, planner);
+        const double predicted = plan::predict_plan_ms(profile, link, p, planner);
         result.plans.push_back({static_cast<int>(k) + 1, schedulers[k], p, predicted, predicted,
                                 plan::ideal_ms(profile, link, p), 0});
       }
@@ -657,7 +679,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       if (it < o.warmup) {
         cpu_known = cpu_known && cpu_valid;
         warmup_cpu.push_back({it, forward_cpu, backward_cpu});
-        if (it > 0 || o.warmup == 1) warmup_compute.add(it, forward_ms, backward_ms);
+        if (it > 0 || o.warmup == 1) {
+          warmup_units.push_back({it, forward_ms, backward_ms});
+          warmup_compute.add(it, forward_ms, backward_ms);
+        }
       }
       if (cpu_valid && (it < o.warmup ? it > 0 || o.warmup == 1 : idle_wall_per_cpu > 0)) {
         OpenSpans open{it, {}, {}};
@@ -790,7 +815,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       down.hold_overhead(now.held_down_ms);  // as the re-planning task hands them back
       up.hold_overhead(now.held_up_ms);
       const plan::Plan& p = result.plans[static_cast<std::size_t>(r.plan_id - 1)].plan;
-      r.predicted_ms = plan::predict_ms(now.profile, now.link, p);
+      r.predicted_ms = plan::predict_plan_ms(now.profile, now.link, p, planner);
       r.ideal_ms = plan::ideal_ms(now.profile, now.link, p);
       // The workers' spread: the last 4 iterations' unit times as measured, one per worker
       // and iteration in turn (the others taken to be like this one in distribution). Rank
@@ -808,8 +833,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
           }
           samples.push_back(std::move(m));
         }
+        plan::LinkProfile measured_under_load = now.link;  // the times carry the stretch
+        measured_under_load.compute_stretch_down = measured_under_load.compute_stretch_up = 1;
         if (!samples.empty())
-          r.predicted_workers_ms = plan::predict_duplex_workers_ms(samples, o.workers, now.link, p);
+          r.predicted_workers_ms =
+              plan::predict_duplex_workers_ms(samples, o.workers, measured_under_load, p);
       }
     }
   }

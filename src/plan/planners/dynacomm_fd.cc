@@ -16,6 +16,11 @@
 // every full-duplex plan predicted 1215.0 ms; the first found (whole units in pull order)
 // measured 1724 ms, P3's slices under priority (the better one at half the bandwidth)
 // 1334 ms, in the same job.
+// With several workers whose compute differs (options.models_workers()), the shortlist of
+// the kShortlist plans first in that order is predicted again with the model of several
+// workers (predict_plan_ms), and the fastest there is kept (ties: the earlier in the
+// order). The search itself stays with the one-worker model: the model of several workers
+// costs tens of one-worker simulations (W workers, 16 + 24n iterations).
 #include <algorithm>
 #include <cmath>
 
@@ -25,25 +30,29 @@
 
 namespace dynacomm::plan {
 
+namespace {
+constexpr std::size_t kShortlist = 6;
+
+struct Candidate {
+  Plan plan;         // atom_params set
+  double ms;         // one worker, on the link
+  double slower_ms;  // one worker, on the link at half the bandwidth
+};
+}  // namespace
+
 Plan plan_dynacomm_fd(const ModelProfile& profile, const LinkProfile& link,
                       const PlannerOptions& options) {
   LinkProfile slower = link;  // the tie-break's link
   slower.down_bps /= 2;
   slower.up_bps /= 2;
-  Plan best = plan_duplex(profile, link);
-  double best_ms = simulate_duplex(profile, link, best).period_ms;
-  double best_slower_ms = simulate_duplex(profile, slower, best).period_ms;
+  std::vector<Candidate> found;
   auto consider = [&](Plan p, const ModelProfile& atoms, std::int64_t slice) {
     const double ms = simulate_duplex(atoms, link, p).period_ms;
-    if (ms > best_ms * (1 + 1e-9)) return;
     const double slower_ms = simulate_duplex(atoms, slower, p).period_ms;
-    if (ms < best_ms * (1 - 1e-9) || slower_ms < best_slower_ms * (1 - 1e-9)) {
-      p.atom_params = slice;
-      best = std::move(p);
-      best_ms = std::min(best_ms, ms);  // a tie never raises the bar
-      best_slower_ms = slower_ms;
-    }
+    p.atom_params = slice;
+    found.push_back({std::move(p), ms, slower_ms});
   };
+  consider(plan_duplex(profile, link), profile, 0);
   for (std::int64_t slice : options.fd_slice_params) {
     const Slicing s = Slicing::make(profile, slice);
     const ModelProfile atoms = s.atom_profile(profile);
@@ -52,8 +61,43 @@ Plan plan_dynacomm_fd(const ModelProfile& profile, const LinkProfile& link,
     for (int pieces : {1, 2, 4, 8, 16})  // by priority: every piece alone
       consider(priority_plan(s, static_cast<std::int64_t>(pieces) * slice * 4), atoms, slice);
   }
-  best.scheduler = "dynacomm-fd";
-  return best;
+  // One worker: the shortest period, then the shortest at half the bandwidth among those
+  // predicted equal (a tie never raises the bar), then the first found.
+  std::vector<std::size_t> order;
+  std::size_t best = 0;
+  double best_ms = found[0].ms, best_slower_ms = found[0].slower_ms;
+  for (std::size_t k = 1; k < found.size(); ++k) {
+    const Candidate& c = found[k];
+    if (c.ms > best_ms * (1 + 1e-9)) continue;
+    if (c.ms < best_ms * (1 - 1e-9) || c.slower_ms < best_slower_ms * (1 - 1e-9)) {
+      best = k;
+      best_ms = std::min(best_ms, c.ms);
+      best_slower_ms = c.slower_ms;
+    }
+  }
+  Plan chosen = found[best].plan;
+  if (options.models_workers()) {
+    // The shortlist: the one-worker choice, then the others by period, then by period at
+    // half the bandwidth.
+    for (std::size_t k = 0; k < found.size(); ++k)
+      if (k != best) order.push_back(k);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      if (found[a].ms != found[b].ms) return found[a].ms < found[b].ms;
+      return found[a].slower_ms < found[b].slower_ms;
+    });
+    order.insert(order.begin(), best);
+    order.resize(std::min(order.size(), kShortlist));
+    double chosen_ms = 0;
+    for (std::size_t k : order) {
+      const double ms = predict_plan_ms(profile, link, found[k].plan, options);
+      if (k == best || ms < chosen_ms * (1 - 1e-9)) {
+        chosen = found[k].plan;
+        chosen_ms = ms;
+      }
+    }
+  }
+  chosen.scheduler = "dynacomm-fd";
+  return chosen;
 }
 
 }  // namespace dynacomm::plan
