@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "base/error.h"
@@ -191,8 +192,8 @@ TEST(SlicedPlanners, DynacommFdBreaksTiesForTheSlowerLink) {
 }
 
 // With several workers whose compute differs, dynacomm-fd picks from its shortlist by the
-// model of several workers: never predicted slower there than its one-worker choice, and
-// faster in some cases (else the spread would change nothing).
+// model of several workers: its one-worker choice, or a plan predicted at least 2% faster
+// there; never slower, and faster in some cases (else the spread would change nothing).
 TEST(SlicedPlanners, DynacommFdWithASpreadPicksForSeveralWorkers) {
   std::mt19937_64 rng(41);
   std::uniform_real_distribution<double> factor(0.5, 1.8), ms(5, 60), mbit(30, 300);
@@ -223,8 +224,9 @@ TEST(SlicedPlanners, DynacommFdWithASpreadPicksForSeveralWorkers) {
     }
     const double chosen = predict_plan_ms(p, l, make_plan("dynacomm-fd", p, l, several), several);
     const double alike = predict_plan_ms(p, l, make_plan("dynacomm-fd", p, l, one), several);
-    EXPECT_LE(chosen, alike * (1 + 1e-9)) << "trial " << trial;
-    if (chosen < alike * (1 - 1e-6)) ++faster;
+    EXPECT_TRUE(std::abs(chosen - alike) <= 1e-9 * alike || chosen < alike * 0.98)
+        << "trial " << trial << ": " << chosen << " against " << alike;
+    if (chosen < alike * 0.98) ++faster;
   }
   EXPECT_GT(faster, 0) << "the spread never changed dynacomm-fd's choice";
 }
