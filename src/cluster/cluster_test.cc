@@ -451,6 +451,42 @@ TEST_F(ClusterTest, TheJobIsPredictedFromTheSlowestWorkersLink) {
   EXPECT_NE(read_file(out + "/metrics.csv").find("predicted_slowest_ms"), std::string::npos);
 }
 
+// A job runs one full-duplex plan on all its workers: the one the slowest worker made for
+// itself. Worker 1's 4 Mbit/s link makes it plan differently from worker 0 (on 1 Gbit/s:
+// 2 segments each way against worker 1's 4 when each planned alone); both must push and
+// pull in worker 1's segments.
+TEST_F(ClusterTest, WorkersOfAJobRunOneFullDuplexPlan) {
+  const std::string out = dir_ + "/oneplan";
+  const std::string cmd = std::string(DYNACOMM_EXE) +
+                          " train --model lenet5 --workers 2 --scheduler dynacomm-fd"
+                          " --iterations 9 --batch 32 --train-samples 1000 --test-samples 100"
+                          " --down 1gbit --latency 1ms --link 1:4mbit,4mbit,1ms --out " +
+                          out + " > " + dir_ + "/oneplan.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/oneplan.log");
+  EXPECT_NE(read_file(out + "/ps.log").find("strategy 0 runs rank 1's plan"), std::string::npos)
+      << read_file(out + "/ps.log");
+  const nlohmann::json trace = nlohmann::json::parse(read_file(out + "/trace.json"));
+  std::map<std::pair<std::int64_t, int>, std::pair<int, int>>
+      segments;  // (it, worker) -> pulls, pushes
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X" || !e.contains("args") || !e["args"].contains("iteration"))
+      continue;
+    const std::string cat = e.value("cat", "");
+    if (cat != "pull" && cat != "push") continue;
+    auto& n = segments[{e["args"]["iteration"].get<std::int64_t>(), e["pid"].get<int>()}];
+    ++(cat == "pull" ? n.first : n.second);
+  }
+  int compared = 0;
+  for (const auto& [key, n] : segments) {
+    if (key.second != 0 || key.first < 3) continue;  // worker 0, after the warm-up of 3
+    const auto other = segments.find({key.first, 1});
+    ASSERT_NE(other, segments.end()) << "iteration " << key.first << " of worker 1 not traced";
+    EXPECT_EQ(n, other->second) << "iteration " << key.first << ": the workers ran different plans";
+    ++compared;
+  }
+  EXPECT_GE(compared, 3);
+}
+
 // A malformed trace is refused before anything starts, naming the line.
 TEST_F(ClusterTest, MalformedTraceIsRefusedNamingTheLine) {
   {

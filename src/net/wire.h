@@ -23,7 +23,7 @@
 namespace dynacomm::net {
 
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
-constexpr std::uint16_t kProtocolVersion = 5;
+constexpr std::uint16_t kProtocolVersion = 6;
 constexpr std::size_t kHeaderBytes = 80;
 constexpr std::uint64_t kMaxArrivedUs = 1ull << 53;  // decode refuses larger stamps
 
@@ -36,6 +36,10 @@ enum class MessageType : std::uint16_t {
   kError = 6,        // either way: payload is a UTF-8 reason
   kShutdown = 7,     // either way: payload: none
   kPushAck = 8,      // PS -> worker: the push of units first..last for `iteration` arrived
+  // Worker -> PS: its full-duplex plans after the warm-up, with their predictions (JSON).
+  // PS -> every worker, once all have sent theirs: the job's, each the plan of the worker
+  // that predicted itself slowest with it (ps/server.h).
+  kPlans = 9,
 };
 const char* to_string(MessageType t);
 
@@ -87,6 +91,7 @@ struct WireLimits {
   std::vector<std::int64_t> unit_bytes;         // bytes of each unit, float32
   std::int32_t max_sender = 1 << 20;            // highest valid rank
   std::uint64_t max_other_payload = 64 * 1024;  // kError, kInit metadata bound
+  std::uint64_t max_plans_payload = 8 << 20;    // kPlans (a sliced plan lists every piece)
 };
 
 struct DecodeResult {

@@ -86,7 +86,7 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(m), "bad magic number (not a dynacomm message)");
   m = push_message();
   m[4] = 9;
-  EXPECT_EQ(error_of(m), "protocol version 9, expected 5");
+  EXPECT_EQ(error_of(m), "protocol version 9, expected 6");
   m = push_message();
   m[20] ^= 1;  // iteration bit flipped in transit
   EXPECT_EQ(error_of(m), "header checksum mismatch");
@@ -135,6 +135,9 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(with(h, 16)), "unknown codec 9");
   h = Header{static_cast<MessageType>(99), 1, 0, 0, 0};
   EXPECT_EQ(error_of(with(h, 0)), "unknown message type 99");
+  EXPECT_EQ(error_of(with(Header{MessageType::kPlans, 1, 3, 0, 0}, 70000)), "");  // JSON
+  EXPECT_EQ(error_of(with(Header{MessageType::kPlans, 1, 3, 0, 0}, (8 << 20) + 1)),
+            "plans payload of 8388609 bytes exceeds the limit of 8388608");
   h = Header{MessageType::kPullRequest, 1, 0, 0, 0};
   h.flags = kFlagInOrder;
   EXPECT_EQ(error_of(with(h, 0)), "");

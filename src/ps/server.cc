@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <deque>
 #include <future>
 #include <iostream>
@@ -71,6 +72,9 @@ struct PsServer::Impl {
     std::uint64_t compute_us = 0, predicted_us = 0;
   };
   std::map<std::int64_t, Slowest> slowest;
+  // The workers' plans offered after their warm-ups (rank -> offer), until all are in.
+  std::map<int, nlohmann::json> offered;
+  bool plans_agreed = false;
 
   bool traced(std::int64_t iteration) const {
     return iteration >= trace_from && iteration < trace_from + trace_count;
@@ -110,6 +114,7 @@ struct PsServer::Impl {
   void send_error(const std::string& peer, const std::string& why) {
     send(peer, net::Header{net::MessageType::kError, -1, 0, 0, 0}, why.data(), why.size());
   }
+  void on_plans(const std::string& peer, const net::DecodeResult& m);
   // arrived: when the message was taken off the socket.
   void handle(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
   void on_hello(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
@@ -169,6 +174,59 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
   net::Header welcome{net::MessageType::kHello, -1, 0, 0, 0};
   welcome.arrived_us = wire_us(arrived);  // the worker takes the clocks' offset from it
   send(peer, welcome, nullptr, 0);
+}
+
+// One plan per full-duplex strategy for the whole job: the releases of a full-duplex plan
+// wait for every worker's gradients, so workers that push in different orders stall each
+// other. For each index, the plan the slowest worker (by its own prediction) made for
+// itself: the one that sets the pace.
+void PsServer::Impl::on_plans(const std::string& peer, const net::DecodeResult& m) {
+  const int rank = m.header.sender;
+  if (plans_agreed || offered.count(rank))
+    return send_error(peer,
+                      "plans: rank " + std::to_string(rank) + " has already offered its plans");
+  const auto* text = reinterpret_cast<const char*>(m.payload);
+  nlohmann::json j =
+      nlohmann::json::parse(text, text + m.header.payload_bytes, nullptr, /*exceptions=*/false);
+  const bool shaped = j.is_object() && j.contains("plans") && j["plans"].is_array() &&
+                      std::all_of(j["plans"].begin(), j["plans"].end(), [](const auto& e) {
+                        return e.is_object() && e.contains("index") &&
+                               e["index"].is_number_integer() &&
+                               e["index"].template get<int>() >= 0 && e.contains("predicted_ms") &&
+                               e["predicted_ms"].is_number() &&
+                               std::isfinite(e["predicted_ms"].template get<double>()) &&
+                               e.contains("plan") && e["plan"].is_object();
+                      });
+  if (!shaped) {
+    ++dropped;
+    log("rank " + std::to_string(rank) + ": plans: not {\"plans\": [{index, predicted_ms, plan}]}");
+    return send_error(peer, "plans: payload is not {\"plans\": [{index, predicted_ms, plan}]}");
+  }
+  offered[rank] = std::move(j);
+  if (static_cast<int>(offered.size()) < options.workers) return;
+  std::map<int, std::pair<int, const nlohmann::json*>> pick;  // index -> (rank, entry)
+  for (const auto& [r, offer] : offered)
+    for (const auto& e : offer["plans"]) {
+      const int index = e["index"].get<int>();
+      auto it = pick.find(index);
+      if (it == pick.end() ||
+          e["predicted_ms"].get<double>() > (*it->second.second)["predicted_ms"].get<double>())
+        pick[index] = {r, &e};  // ties: the lower rank (offers in rank order)
+    }
+  nlohmann::json agreed = {{"plans", nlohmann::json::array()}};
+  for (const auto& [index, chosen] : pick) {
+    nlohmann::json e = *chosen.second;
+    e["rank"] = chosen.first;
+    log("plans: strategy " + std::to_string(index) + " runs rank " + std::to_string(chosen.first) +
+        "'s plan (predicted " + std::to_string(e["predicted_ms"].get<double>()) + " ms there)");
+    agreed["plans"].push_back(std::move(e));
+  }
+  const std::string text_out = agreed.dump();
+  for (const auto& [r, id] : peers)
+    send(id, net::Header{net::MessageType::kPlans, -1, m.header.iteration, 0, 0}, text_out.data(),
+         text_out.size());
+  plans_agreed = true;
+  offered.clear();
 }
 
 void PsServer::Impl::answer_pulls() {
@@ -268,6 +326,9 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         }
         break;
       }
+      case net::MessageType::kPlans:
+        on_plans(peer, m);
+        break;
       case net::MessageType::kShutdown:
         ++shut_down;
         break;

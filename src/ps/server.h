@@ -14,6 +14,10 @@
 //                                                  (flag in-order: and the worker's earlier
 //                                                  in-order requests are answered)
 //   worker -> push (t, a..b, gradients)            PS -> push-ack; applied when all N are in
+//   worker -> plans {plans: [{index, predicted_ms, plan}]}   after its warm-up
+//                                                  PS -> plans, to all, once all N have:
+//                                                  for each index, the plan of the worker
+//                                                  that predicted itself slowest with it
 //   worker -> shutdown                             PS stops once all N have
 // Every pull reply carries in held_us how long its request waited at the PS, and every
 // push ack how long the push took to process, so a worker can time the transfers alone.

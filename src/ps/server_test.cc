@@ -296,6 +296,61 @@ TEST(PsCluster, InOrderRequestsAreAnsweredInArrivalOrder) {
   }
 }
 
+// The job's full-duplex plans: the PS answers every worker once all have offered theirs,
+// each strategy with the plan of the worker that predicted itself slowest; a malformed or
+// repeated offer is refused, naming what was wrong, and the server carries on.
+TEST(PsCluster, AgreesOnePlanPerStrategyFromTheSlowestWorker) {
+  PsServer ps(server_options(2));
+  ps.start();
+  std::vector<std::unique_ptr<net::Connection>> c;
+  for (int r = 0; r < 2; ++r) {
+    c.push_back(std::make_unique<net::Connection>(ps.endpoint(),
+                                                  net::WireLimits{unit_bytes(), 1, 64 * 1024}));
+    std::string text =
+        nlohmann::json{{"model", "fake"}, {"workers", 2}, {"unit_bytes", unit_bytes()}}.dump();
+    c[r]->send(Header{MessageType::kHello, r, 0, 0, 0}, text.data(), text.size());
+    c[r]->receive(5s, "the welcome");
+  }
+  auto offer = [&](int r, const nlohmann::json& j) {
+    const std::string text = j.dump();
+    c[static_cast<std::size_t>(r)]->send(Header{MessageType::kPlans, r, 3, 0, 0}, text.data(),
+                                         text.size());
+  };
+  auto entry = [](int index, double ms, const std::string& tag) {
+    return nlohmann::json{{"index", index}, {"predicted_ms", ms}, {"plan", {{"tag", tag}}}};
+  };
+  try {
+    offer(1, nlohmann::json{{"plans", {{{"index", -1}}}}});
+    c[1]->receive(5s, "the refusal");
+    FAIL() << "a malformed offer was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("plans: payload is not"), std::string::npos) << e.what();
+  }
+  offer(0, {{"plans", {entry(0, 100, "zero's first"), entry(2, 900, "zero's third")}}});
+  offer(1, {{"plans", {entry(0, 700, "one's first"), entry(2, 900, "one's third")}}});
+  for (int r = 0; r < 2; ++r) {
+    const net::Message m = c[static_cast<std::size_t>(r)]->receive(5s, "the job's plans");
+    ASSERT_EQ(m.header.type, MessageType::kPlans);
+    const auto j = nlohmann::json::parse(
+        std::string(reinterpret_cast<const char*>(m.payload()), m.header.payload_bytes));
+    ASSERT_EQ(j["plans"].size(), 2u) << j.dump();
+    EXPECT_EQ(j["plans"][0]["index"], 0);
+    EXPECT_EQ(j["plans"][0]["rank"], 1);  // 700 ms against 100: rank 1 sets the pace
+    EXPECT_EQ(j["plans"][0]["plan"]["tag"], "one's first");
+    EXPECT_EQ(j["plans"][1]["rank"], 0);  // a tie: the lower rank
+    EXPECT_EQ(j["plans"][1]["plan"]["tag"], "zero's third");
+  }
+  try {
+    offer(0, {{"plans", nlohmann::json::array()}});
+    c[0]->receive(5s, "the refusal");
+    FAIL() << "a second offer was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has already offered its plans"), std::string::npos)
+        << e.what();
+  }
+  ps.stop();
+}
+
 TEST(PsCluster, RefusesMismatchedWorkers) {
   std::mutex log_mu;
   std::string log;

@@ -274,6 +274,18 @@ void Comm::finish_iteration() {
   check_failed();
 }
 
+std::string Comm::agree_plans(std::string offer) {
+  std::unique_lock<std::mutex> lock(mu_);
+  plans_offer_ = std::move(offer);
+  if (!cv_.wait_for(lock, options_.timeout, [&] { return error_ || agreed_plans_.has_value(); }))
+    throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " + conn_.endpoint() +
+                  " did not answer with the job's plans within " +
+                  std::to_string(options_.timeout.count()) +
+                  " ms (it waits for every worker's, made after its warm-up)");
+  check_failed();
+  return *agreed_plans_;
+}
+
 void Comm::wait_for_acks() {
   std::unique_lock<std::mutex> lock(mu_);
   if (!cv_.wait_for(lock, options_.timeout, [&] {
@@ -399,6 +411,12 @@ void Comm::loop() {
                             Outgoing{net::encode(h, nullptr, 0), r.iteration, r.segment});
         }
         requests_.clear();
+        if (plans_offer_) {  // control traffic: not paced nor delayed by the emulation
+          conn_.send_frame(
+              net::encode(net::Header{net::MessageType::kPlans, options_.rank, iteration_, 0, 0},
+                          plans_offer_->data(), plans_offer_->size()));
+          plans_offer_.reset();
+        }
         const bool priority = plan_.credit_bytes > 0;
         while (const std::optional<std::size_t> k = next_push_to_build(priority)) {
           const plan::Segment& s = plan_.push[*k];
@@ -536,6 +554,13 @@ void Comm::loop() {
           // An ack crosses the emulated downlink like a reply, behind the replies before
           // it, and takes the latency: the push credit comes back as on a real link.
           incoming_.push_back({down_.deliver_at(now, 0), now, std::move(m)});
+          continue;
+        }
+        if (m.header.type == net::MessageType::kPlans) {
+          std::lock_guard<std::mutex> lock(mu_);
+          agreed_plans_.emplace(reinterpret_cast<const char*>(m.payload()),
+                                static_cast<std::size_t>(m.header.payload_bytes));
+          cv_.notify_all();
           continue;
         }
         if (m.header.type != net::MessageType::kPullReply) continue;

@@ -69,6 +69,11 @@ class Comm : public model::UnitObserver {
   // Waits until the PS has acknowledged every push of this iteration (warm-up only: it
   // makes every transfer's timing available before planning).
   void wait_for_acks();
+  // The job's full-duplex plans (ps/server.h): offers this worker's (JSON, {"plans":
+  // [{index, predicted_ms, plan}]}) and waits until the PS has everyone's and answers with
+  // the job's (the same shape, each entry with the rank whose plan it is). Timeout naming
+  // the wait; the PS's refusal as an Error.
+  std::string agree_plans(std::string offer);
   // Pulls every unit at version `iteration` into the model and waits for it.
   void fetch_all(std::int64_t iteration);
   // Sends goodbye once everything queued has left and the PS has acknowledged every
@@ -146,6 +151,8 @@ class Comm : public model::UnitObserver {
   std::condition_variable cv_;
   std::exception_ptr error_;
   bool stop_ = false, send_goodbye_ = false;
+  std::optional<std::string> plans_offer_;   // to send (comm thread)
+  std::optional<std::string> agreed_plans_;  // the PS's answer
   struct PullRequest {
     std::int64_t iteration;
     int segment;

@@ -105,6 +105,67 @@ Replanned estimate(const plan::UnitTimeEstimator& compute, plan::LinkEstimator d
   return r;
 }
 
+// One full-duplex plan per strategy for the whole job (ps/server.h): each worker offers
+// the ones it made with its prediction, and every worker runs, for each, the plan of the
+// worker that predicted itself slowest with it. A full-duplex plan's releases wait for
+// every worker's gradients, so workers pushing in different orders stall each other
+// (docs/full-duplex.md, "Workers that plan apart"). Phase-separated plans stay each
+// worker's own (DynaComm plans for each device's link). The adopted plans are predicted
+// from this worker's own estimates.
+void agree_on_full_duplex_plans(Comm& comm, const WorkerOptions& o,
+                                const plan::ModelProfile& profile, const plan::LinkProfile& link,
+                                const plan::PlannerOptions& planner, const plan::Slicing& slicing,
+                                std::vector<WorkerResult::PlanInfo>& plans,
+                                std::ostream& progress) {
+  nlohmann::json offer = {{"plans", nlohmann::json::array()}};
+  for (std::size_t k = 0; k < plans.size(); ++k)
+    if (plans[k].plan.full_duplex)
+      offer["plans"].push_back({{"index", k},
+                                {"predicted_ms", plans[k].predicted_ms},
+                                {"plan", plan::to_json(plans[k].plan)}});
+  const std::string context = "worker " + std::to_string(o.rank) + ": the job's plans from the PS";
+  const nlohmann::json agreed =
+      nlohmann::json::parse(comm.agree_plans(offer.dump()), nullptr, false);
+  if (!agreed.is_object() || !agreed.contains("plans") || !agreed["plans"].is_array())
+    throw Error(context + ": not {\"plans\": [...]}");
+  for (const nlohmann::json& e : agreed["plans"]) {
+    if (!e.is_object() || !e.contains("index") || !e["index"].is_number_unsigned() ||
+        !e.contains("rank") || !e["rank"].is_number_integer() || !e.contains("plan") ||
+        !e["plan"].is_object())
+      throw Error(context + ": an entry without index, rank and plan: " + e.dump().substr(0, 200));
+    const auto k = e["index"].get<std::size_t>();
+    if (k >= plans.size() || !plans[k].plan.full_duplex)
+      throw Error(context + ": strategy " + std::to_string(k) +
+                  " is not a full-duplex plan of this worker's");
+    const int from = e["rank"].get<int>();
+    if (from == o.rank) continue;
+    plan::Plan p;
+    try {
+      const nlohmann::json& j = e["plan"];
+      const std::int64_t atoms = j.contains("atom_params") && j["atom_params"].is_number_integer()
+                                     ? j["atom_params"].get<std::int64_t>()
+                                     : 0;
+      p = plan::plan_from_json(
+          j, atoms > 0 ? plan::Slicing::make(profile, atoms).num_atoms() : profile.num_units(),
+          context);
+      (void)slicing.lift(p);  // the job's atoms can carry it
+    } catch (const InvalidInput& x) {
+      throw Error(context + ": rank " + std::to_string(from) + "'s plan for strategy " +
+                  std::to_string(k) + " is unusable here: " + x.what());
+    }
+    if (!p.full_duplex || p.scheduler != plans[k].scheduler)
+      throw Error(context + ": rank " + std::to_string(from) + "'s plan for strategy " +
+                  std::to_string(k) + " is '" + p.scheduler + "', not full-duplex '" +
+                  plans[k].scheduler + "'");
+    plans[k].plan = p;
+    plans[k].predicted_ms = plans[k].predicted_final_ms =
+        plan::predict_plan_ms(profile, link, p, planner);
+    plans[k].ideal_ms = plan::ideal_ms(profile, link, p);
+    progress << "worker " << o.rank << ": " << plans[k].scheduler << " runs worker " << from
+             << "'s plan, the job's slowest by their own predictions\n";
+  }
+}
+
 }  // namespace
 
 WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
@@ -236,6 +297,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   const plan::ReplanMode mode = o.rotation.empty() ? o.replan : plan::ReplanMode::kStatic;
   plan::ReplanPolicy policy(o.scheduler, o.planner, o.replan_options);
   plan::PlannerOptions planner = o.planner;  // with the warm-up's compute spread (below)
+  bool job_plan_fixed = false;               // a job's agreed full-duplex plan: no re-planning
   plan::UnitTimeEstimator compute_estimator(static_cast<std::size_t>(n_units), o.estimator);
   plan::LinkEstimator down_estimator(o.estimator), up_estimator(o.estimator);
   std::future<Replanned> replanning;  // the task in flight, if any
@@ -468,6 +530,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         result.plans.push_back({static_cast<int>(k) + 1, schedulers[k], p, predicted, predicted,
                                 plan::ideal_ms(profile, link, p), 0});
       }
+      if (o.workers > 1)
+        agree_on_full_duplex_plans(comm, o, profile, link, planner, slicing, result.plans,
+                                   progress);
       result.planned_link = link;
       result.plan = result.plans[0].plan;
       result.profile = profile;
@@ -477,12 +542,17 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       result.ideal_ms = plan::ideal_ms(profile, link);
       current_plan_id = 1;
       policy.adopt(it, result.plans[0].plan, profile, link);
+      if (o.workers > 1 && result.plans[0].plan.full_duplex && mode != plan::ReplanMode::kStatic) {
+        job_plan_fixed = true;  // re-planned on each worker alone, the plans would part again
+        progress << "worker " << o.rank << ": no re-planning: the job runs one full-duplex plan, "
+                 << "and its workers do not yet re-plan together\n";
+      }
       oracle_row = link_row.load();
     }
     replay.rethrow();  // a failed trace step (e.g. a bad rate) ends the run, named
     std::string plan_change;
     double predicted_gain_ms = 0;
-    if (it > o.warmup && mode != plan::ReplanMode::kStatic) {
+    if (it > o.warmup && mode != plan::ReplanMode::kStatic && !job_plan_fixed) {
       auto adopt = [&](const plan::ReplanDecision& d, const plan::ModelProfile& p,
                        const plan::LinkProfile& l, const std::string& why) {
         policy.adopt(it, d.plan, p, l);
