@@ -117,6 +117,21 @@ ServerOptions server_options(int workers) {
   return o;
 }
 
+// Raw connections of ranks 0..workers-1 to `ps`, each welcomed.
+std::vector<std::unique_ptr<net::Connection>> joined(const PsServer& ps, int workers) {
+  std::vector<std::unique_ptr<net::Connection>> c;
+  for (int r = 0; r < workers; ++r) {
+    c.push_back(std::make_unique<net::Connection>(ps.endpoint(),
+                                                  net::WireLimits{unit_bytes(), 1, 64 * 1024}));
+    std::string text =
+        nlohmann::json{{"model", "fake"}, {"workers", workers}, {"unit_bytes", unit_bytes()}}
+            .dump();
+    c.back()->send(Header{MessageType::kHello, r, 0, 0, 0}, text.data(), text.size());
+    c.back()->receive(5s, "the welcome");
+  }
+  return c;
+}
+
 std::vector<float> train(int workers, int iterations, const std::vector<Segments>& plans) {
   PsServer ps(server_options(workers));
   ps.start();
@@ -238,15 +253,7 @@ TEST(PsCluster, InOrderRequestsAreAnsweredInArrivalOrder) {
     SCOPED_TRACE(in_order ? "in order" : "as ready");
     PsServer ps(server_options(2));
     ps.start();
-    std::vector<std::unique_ptr<net::Connection>> c;
-    for (int r = 0; r < 2; ++r) {
-      c.push_back(std::make_unique<net::Connection>(ps.endpoint(),
-                                                    net::WireLimits{unit_bytes(), 1, 64 * 1024}));
-      std::string text =
-          nlohmann::json{{"model", "fake"}, {"workers", 2}, {"unit_bytes", unit_bytes()}}.dump();
-      c[r]->send(Header{MessageType::kHello, r, 0, 0, 0}, text.data(), text.size());
-      c[r]->receive(5s, "the welcome");
-    }
+    std::vector<std::unique_ptr<net::Connection>> c = joined(ps, 2);
     std::vector<float> all;
     for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
     c[0]->send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
@@ -302,15 +309,7 @@ TEST(PsCluster, InOrderRequestsAreAnsweredInArrivalOrder) {
 TEST(PsCluster, AgreesOnePlanPerStrategyFromTheSlowestWorker) {
   PsServer ps(server_options(2));
   ps.start();
-  std::vector<std::unique_ptr<net::Connection>> c;
-  for (int r = 0; r < 2; ++r) {
-    c.push_back(std::make_unique<net::Connection>(ps.endpoint(),
-                                                  net::WireLimits{unit_bytes(), 1, 64 * 1024}));
-    std::string text =
-        nlohmann::json{{"model", "fake"}, {"workers", 2}, {"unit_bytes", unit_bytes()}}.dump();
-    c[r]->send(Header{MessageType::kHello, r, 0, 0, 0}, text.data(), text.size());
-    c[r]->receive(5s, "the welcome");
-  }
+  std::vector<std::unique_ptr<net::Connection>> c = joined(ps, 2);
   auto offer = [&](int r, const nlohmann::json& j) {
     const std::string text = j.dump();
     c[static_cast<std::size_t>(r)]->send(Header{MessageType::kPlans, r, 3, 0, 0}, text.data(),
