@@ -70,7 +70,6 @@ Plan plan_dynacomm_fd(const ModelProfile& profile, const LinkProfile& link,
   }
   // One worker: the shortest period, then the shortest at half the bandwidth among those
   // predicted equal (a tie never raises the bar), then the first found.
-  std::vector<std::size_t> order;
   std::size_t best = 0;
   double best_ms = found[0].ms, best_slower_ms = found[0].slower_ms;
   for (std::size_t k = 1; k < found.size(); ++k) {
@@ -86,6 +85,7 @@ Plan plan_dynacomm_fd(const ModelProfile& profile, const LinkProfile& link,
   if (options.models_workers()) {
     // The shortlist: the one-worker choice, then the others by period, then by period at
     // half the bandwidth.
+    std::vector<std::size_t> order;
     for (std::size_t k = 0; k < found.size(); ++k)
       if (k != best) order.push_back(k);
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
