@@ -402,6 +402,18 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   trace.name_process(pid, "worker " + std::to_string(o.rank));
   trace.name_track(pid, report::ChromeTrace::kCompute, "compute");
   trace.name_track(pid, report::ChromeTrace::kDownlink, "downlink (pull)");
+  // A completed transfer of a traced iteration, on its link's track.
+  auto trace_transfer = [&](const Comm::LinkEvent& e) {
+    if (e.iteration < o.warmup || e.iteration >= o.warmup + trace_span) return;
+    trace.add_event(pid, e.up ? report::ChromeTrace::kUplink : report::ChromeTrace::kDownlink,
+                    (e.up ? "push " : "pull ") + std::to_string(e.segment) + " (it " +
+                        std::to_string(e.iteration) + ")",
+                    e.up ? "push" : "pull", since_boot_ms(e.start), since_boot_ms(e.end),
+                    {{"bytes", e.bytes},
+                     {"iteration", e.iteration},
+                     {"link_busy_ms", e.service_ms},
+                     {"held_at_ps_ms", e.held_ms}});
+  };
   trace.name_track(pid, report::ChromeTrace::kUplink, "uplink (push)");
   std::unique_ptr<data::Dataset> test;
   if (o.rank == 0)
@@ -697,15 +709,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
             .push_back({static_cast<double>(e.bytes), e.service_ms, 1.0});
       (e.up ? up_estimator : down_estimator)
           .add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
-      if (e.iteration >= o.warmup && e.iteration < o.warmup + trace_span)
-        trace.add_event(pid, e.up ? report::ChromeTrace::kUplink : report::ChromeTrace::kDownlink,
-                        (e.up ? "push " : "pull ") + std::to_string(e.segment) + " (it " +
-                            std::to_string(e.iteration) + ")",
-                        e.up ? "push" : "pull", since_boot_ms(e.start), since_boot_ms(e.end),
-                        {{"bytes", e.bytes},
-                         {"iteration", e.iteration},
-                         {"link_busy_ms", e.service_ms},
-                         {"held_at_ps_ms", e.held_ms}});
+      trace_transfer(e);
     }
     // Compute-only times: from a unit's gate opening to the next unit's gate being reached.
     std::pair<double, double> compute_record{0, 0};  // wall, CPU
@@ -835,6 +839,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   }
   write_status("done", true);
   comm.shutdown();
+  // The last iteration's pushes are acknowledged while the job ends: into the trace too.
+  for (const auto& e : comm.take_link_events()) trace_transfer(e);
   model->set_observer(nullptr);
   if (!o.out_dir.empty())
     report::RunFolder(o.out_dir).write_json("trace-worker" + std::to_string(o.rank) + ".json",
