@@ -35,6 +35,34 @@ double mean_stretch(const LinkProfile& link, double down_ms, double up_ms, doubl
          (link.compute_stretch_up - 1) * std::min(1.0, up_ms / period_ms);
 }
 
+// Compute under a busy link, charged in the mean (predict_duplex_ms and the workers'
+// prediction): from `period` without it, every unit of `profiles` stretched by the factor
+// at the current period and simulated again (simulate(stretched)), until the period moves
+// by at most `tolerance` of itself or after `rounds` rounds. The links' busy times come from
+// the plan's segments over the first profile (all alike in bytes).
+template <class Simulate>
+double stretched_period(const std::vector<ModelProfile>& profiles, const LinkProfile& link,
+                        const Plan& p, double period, int rounds, double tolerance,
+                        Simulate simulate) {
+  if (link.compute_stretch_down == 1 && link.compute_stretch_up == 1) return period;
+  const double down = busy_ms(profiles[0], p.pull, link.overhead_down_ms, link.down_bps);
+  const double up = busy_ms(profiles[0], p.push, link.overhead_up_ms, link.up_bps);
+  std::vector<ModelProfile> stretched = profiles;
+  for (int round = 0; round < rounds && period > 0; ++round) {
+    const double f = mean_stretch(link, down, up, period);
+    for (std::size_t k = 0; k < profiles.size(); ++k)
+      for (std::size_t u = 0; u < profiles[k].units.size(); ++u) {
+        stretched[k].units[u].forward_ms = profiles[k].units[u].forward_ms * f;
+        stretched[k].units[u].backward_ms = profiles[k].units[u].backward_ms * f;
+      }
+    const double next = simulate(stretched);
+    const bool done = std::abs(next - period) <= tolerance * std::max(1.0, period);
+    period = next;
+    if (done) break;
+  }
+  return period;
+}
+
 // The state the next iteration depends on, relative to nothing: compared across iterations
 // to find the repeat.
 struct State {
@@ -442,47 +470,19 @@ double predict_duplex_workers_ms(const std::vector<ModelProfile>& samples, int w
   } else {
     atoms = samples;
   }
-  double period = simulate_duplex_workers_ms(atoms, workers, link, p, o);
-  if (link.compute_stretch_down == 1 && link.compute_stretch_up == 1) return period;
-  // Compute under a busy link, in the mean as predict_duplex_ms charges it: every sample
-  // stretched by the factor at the period, iterated to a fixed point (a few rounds).
-  const double down = busy_ms(atoms[0], p.pull, link.overhead_down_ms, link.down_bps);
-  const double up = busy_ms(atoms[0], p.push, link.overhead_up_ms, link.up_bps);
-  std::vector<ModelProfile> stretched = atoms;
-  for (int round = 0; round < 8 && period > 0; ++round) {
-    const double f = mean_stretch(link, down, up, period);
-    for (std::size_t k = 0; k < atoms.size(); ++k)
-      for (std::size_t u = 0; u < atoms[k].units.size(); ++u) {
-        stretched[k].units[u].forward_ms = atoms[k].units[u].forward_ms * f;
-        stretched[k].units[u].backward_ms = atoms[k].units[u].backward_ms * f;
-      }
-    const double next = simulate_duplex_workers_ms(stretched, workers, link, p, o);
-    const bool done = std::abs(next - period) <= 1e-4 * std::max(1.0, period);
-    period = next;
-    if (done) break;
-  }
-  return period;
+  // A few rounds: each is a simulation of every worker over whole cycles of the samples.
+  return stretched_period(atoms, link, p, simulate_duplex_workers_ms(atoms, workers, link, p, o), 8,
+                          1e-4, [&](const std::vector<ModelProfile>& stretched) {
+                            return simulate_duplex_workers_ms(stretched, workers, link, p, o);
+                          });
 }
 
 double predict_duplex_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& p,
                          const DuplexOptions& o) {
-  double period = simulate_duplex(profile, link, p, o).period_ms;
-  if (link.compute_stretch_down == 1 && link.compute_stretch_up == 1) return period;
-  const double down = busy_ms(profile, p.pull, link.overhead_down_ms, link.down_bps);
-  const double up = busy_ms(profile, p.push, link.overhead_up_ms, link.up_bps);
-  ModelProfile stretched = profile;
-  for (int round = 0; round < 16 && period > 0; ++round) {
-    const double f = mean_stretch(link, down, up, period);
-    for (std::size_t u = 0; u < profile.units.size(); ++u) {
-      stretched.units[u].forward_ms = profile.units[u].forward_ms * f;
-      stretched.units[u].backward_ms = profile.units[u].backward_ms * f;
-    }
-    const double next = simulate_duplex(stretched, link, p, o).period_ms;
-    const bool done = std::abs(next - period) <= 1e-7 * std::max(1.0, period);
-    period = next;
-    if (done) break;
-  }
-  return period;
+  return stretched_period({profile}, link, p, simulate_duplex(profile, link, p, o).period_ms, 16,
+                          1e-7, [&](const std::vector<ModelProfile>& stretched) {
+                            return simulate_duplex(stretched[0], link, p, o).period_ms;
+                          });
 }
 
 double ideal_duplex_ms(const ModelProfile& profile, const LinkProfile& link) {

@@ -402,6 +402,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   trace.name_process(pid, "worker " + std::to_string(o.rank));
   trace.name_track(pid, report::ChromeTrace::kCompute, "compute");
   trace.name_track(pid, report::ChromeTrace::kDownlink, "downlink (pull)");
+  trace.name_track(pid, report::ChromeTrace::kUplink, "uplink (push)");
   // A completed transfer of a traced iteration, on its link's track.
   auto trace_transfer = [&](const Comm::LinkEvent& e) {
     if (e.iteration < o.warmup || e.iteration >= o.warmup + trace_span) return;
@@ -414,7 +415,6 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                      {"link_busy_ms", e.service_ms},
                      {"held_at_ps_ms", e.held_ms}});
   };
-  trace.name_track(pid, report::ChromeTrace::kUplink, "uplink (push)");
   std::unique_ptr<data::Dataset> test;
   if (o.rank == 0)
     test =
