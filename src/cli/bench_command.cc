@@ -416,6 +416,16 @@ void run_bench(const BenchFlags& f) {
              "online predictions had it over the measured iterations: " +
              range(online_down) + " and " + range(online_up) + ")";
     };
+    auto aggregation_note = [&](const nlohmann::json& m) -> std::string {
+      if (!m.contains("aggregation") || m["aggregation"].value("samples", 0) == 0) return "";
+      const auto& a = m["aggregation"];
+      return "; the PS's aggregation of a push (fitted from the " +
+             std::to_string(a["samples"].get<int>()) +
+             " warm-up pushes of worker 0's that completed their units, charged by the "
+             "full-duplex model): " +
+             fmt("%.2f ms", a["ms"].get<double>()) + " + " +
+             fmt("%.2f ms/MB", a["ms_per_mb"].get<double>());
+    };
     std::string fd_ideal;
     for (const auto& p : summary["plans"])
       if (p["plan"].value("full_duplex", false) && p.contains("ideal_ms"))
@@ -438,7 +448,7 @@ void run_bench(const BenchFlags& f) {
                   ? fmt("%.1f Mbit/s", ml["up"]["bandwidth_bps"].get<double>() / 1e6)
                   : std::string("(not fitted)")) +
              " + " + fmt("%.2f ms", ml["planned_overhead_up_ms"].get<double>()) +
-             " per transmission" + stretch_note(ml) + ".\n\n" +
+             " per transmission" + stretch_note(ml) + aggregation_note(ml) + ".\n\n" +
              (spread_note.empty()
                   ? std::string()
                   : "Full-duplex plans, predicted for " + std::to_string(j.workers) +

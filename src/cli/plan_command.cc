@@ -80,10 +80,9 @@ int run_sweep(const PlanFlags& f, const plan::ModelProfile& profile, plan::LinkP
 
 // The full-duplex, cross-iteration model (docs/full-duplex.md): the steady-state period of
 // the phase-separated best plan when run full duplex, and of dynacomm-fd's plan.
-void print_full_duplex(const PlanFlags& f, const plan::ModelProfile& profile,
-                       const plan::LinkProfile& link, const plan::Plan& best, double best_ms) {
-  plan::DuplexPlannerOptions o;
-  o.simulation.aggregation_ms = plan::parse_duration_ms(f.aggregation);
+void print_full_duplex(const plan::ModelProfile& profile, const plan::LinkProfile& link,
+                       const plan::Plan& best, double best_ms) {
+  const plan::DuplexPlannerOptions o;
   const auto t0 = std::chrono::steady_clock::now();
   const plan::Plan fd = plan::plan_duplex(profile, link, o);
   const double planning_ms =
@@ -91,10 +90,10 @@ void print_full_duplex(const PlanFlags& f, const plan::ModelProfile& profile,
   const double as_duplex = plan::simulate_duplex(profile, link, best, o.simulation).period_ms;
   const plan::DuplexResult r = plan::simulate_duplex(profile, link, fd, o.simulation);
   std::printf(
-      "\nfull duplex, steady state (docs/full-duplex.md), aggregation %.3g ms; whole "
-      "units in a searched pull order (the dynacomm-fd strategy above also searches "
+      "\nfull duplex, steady state (docs/full-duplex.md), aggregation %.3g ms per push; "
+      "whole units in a searched pull order (the dynacomm-fd strategy above also searches "
       "slices and priority):\n",
-      o.simulation.aggregation_ms);
+      link.aggregation_ms);
   std::printf("  %s's plan, pulls overlapping the previous pushes: period %.1f ms\n",
               best.scheduler.c_str(), as_duplex);
   std::printf(
@@ -119,6 +118,7 @@ int run_plan(const PlanFlags& f) {
   link.overhead_down_ms =
       f.overhead_down.empty() ? overhead : plan::parse_duration_ms(f.overhead_down);
   link.overhead_up_ms = f.overhead_up.empty() ? overhead : plan::parse_duration_ms(f.overhead_up);
+  link.aggregation_ms = plan::parse_duration_ms(f.aggregation);
   link.validate();
   f.planner.validate();
   if (!f.sweep.empty()) return run_sweep(f, profile, link);
@@ -201,7 +201,7 @@ int run_plan(const PlanFlags& f) {
   for (const auto& s : best->plan.pull) std::printf("    %s\n", segment_text(profile, s).c_str());
   std::printf("  push segments (in send order):\n");
   for (const auto& s : best->plan.push) std::printf("    %s\n", segment_text(profile, s).c_str());
-  if (f.full_duplex) print_full_duplex(f, profile, link, best->plan, best->predicted_ms);
+  if (f.full_duplex) print_full_duplex(profile, link, best->plan, best->predicted_ms);
   return 0;
 }
 
@@ -233,7 +233,8 @@ void add_plan_command(CLI::App& app) {
       "Also show the full-duplex model: the best phase-separated plan run full duplex, and "
       "dynacomm-fd's plan with its pull order");
   cmd->add_option("--aggregation", flags->aggregation,
-                  "--full-duplex: PS time from a unit's last gradient to its update")
+                  "PS time from a push's last gradient to its units' update (charged by the "
+                  "full-duplex model)")
       ->capture_default_str();
   cmd->add_option("--timeline", flags->timeline,
                   "Write a Chrome-trace JSON of the simulated iteration(s) to this file");

@@ -170,6 +170,16 @@ TEST_F(ClusterTest, OneWorkerEqualsLocalTraining) {
       local_dir + " > " + dir_ + "/local.log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/local.log");
   EXPECT_TRUE(read_file(local_dir + "/weights.bin") == via_ps);
+  // A lone worker's every push completes its units: the PS flagged all five of the
+  // warm-up's (sequential: one; layerwise: one per unit of cnn's four), and the worker
+  // fitted the PS's aggregation from them.
+  const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ + "/one/summary.json"));
+  const nlohmann::json& aggregation = summary["measured_link"]["aggregation"];
+  EXPECT_EQ(aggregation["samples"].get<int>(), 5) << aggregation.dump();
+  const double model_ms = aggregation["ms"].get<double>() +
+                          3.3 * aggregation["ms_per_mb"].get<double>();  // cnn: 3.3 MB
+  EXPECT_GT(model_ms, 0) << aggregation.dump();
+  EXPECT_LT(model_ms, 5000) << aggregation.dump();
 }
 
 // The embedded default as a user runs it: summary, metrics, weights and one merged trace.

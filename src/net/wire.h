@@ -23,7 +23,7 @@
 namespace dynacomm::net {
 
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
-constexpr std::uint16_t kProtocolVersion = 6;
+constexpr std::uint16_t kProtocolVersion = 7;
 constexpr std::size_t kHeaderBytes = 80;
 constexpr std::uint64_t kMaxArrivedUs = 1ull << 53;  // decode refuses larger stamps
 
@@ -48,7 +48,10 @@ const char* to_string(MessageType t);
 // arrived (a full-duplex plan's pull order); without it the PS answers a request as soon as
 // its units are ready.
 constexpr std::uint16_t kFlagInOrder = 1;
-constexpr std::uint16_t kKnownFlags = kFlagInOrder;
+// On a push ack: this push was the last gradient of its units, so the PS updated them
+// while handling it, and held_us is the aggregation (the sum and the optimiser step).
+constexpr std::uint16_t kFlagUpdated = 2;
+constexpr std::uint16_t kKnownFlags = kFlagInOrder | kFlagUpdated;
 
 enum class Codec : std::uint16_t {
   kFloat32 = 0,  // raw little-endian float32, units back to back

@@ -86,7 +86,7 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(m), "bad magic number (not a dynacomm message)");
   m = push_message();
   m[4] = 9;
-  EXPECT_EQ(error_of(m), "protocol version 9, expected 6");
+  EXPECT_EQ(error_of(m), "protocol version 9, expected 7");
   m = push_message();
   m[20] ^= 1;  // iteration bit flipped in transit
   EXPECT_EQ(error_of(m), "header checksum mismatch");
@@ -140,6 +140,9 @@ TEST(Wire, RejectsMalformedFields) {
             "plans payload of 8388609 bytes exceeds the limit of 8388608");
   h = Header{MessageType::kPullRequest, 1, 0, 0, 0};
   h.flags = kFlagInOrder;
+  EXPECT_EQ(error_of(with(h, 0)), "");
+  h = Header{MessageType::kPushAck, -1, 0, 0, 0};
+  h.flags = kFlagUpdated;
   EXPECT_EQ(error_of(with(h, 0)), "");
   h.flags = 6;
   EXPECT_EQ(error_of(with(h, 0)), "unknown flags 6");

@@ -132,7 +132,7 @@ void hand_over_by_priority(const Plan& p, const LinkProfile& link, double t,
 // link (one stream each way). The ack itself takes no link time. Events in time order; at
 // one instant arrivals at the PS before replies becoming ready, those before the worker's
 // hand-over (which sees every ack back by then).
-void priority_round(const Plan& p, const LinkProfile& link, double aggregation_ms, double request,
+void priority_round(const Plan& p, const LinkProfile& link, double request,
                     const std::vector<double>& end_backward,
                     const std::vector<std::int64_t>& push_bytes,
                     const std::vector<std::int64_t>& pull_bytes, const std::vector<int>& pull_seg,
@@ -172,10 +172,11 @@ void priority_round(const Plan& p, const LinkProfile& link, double aggregation_m
         in_flight[flight_of[e.index]].first = back;
         events.push({back, kUplink, 0, 0});
         const Segment& s = p.push[e.index];
+        const double servable = e.time + link.aggregation_of(push_bytes[e.index]);
         for (int u = s.first; u <= s.last; ++u) {
-          exists[static_cast<std::size_t>(u)] = e.time + aggregation_ms;
+          exists[static_cast<std::size_t>(u)] = servable;
           const auto q = static_cast<std::size_t>(pull_seg[static_cast<std::size_t>(u)]);
-          ready_at[q] = std::max(ready_at[q], e.time + aggregation_ms);
+          ready_at[q] = std::max(ready_at[q], servable);
           if (--missing[q] == 0) events.push({ready_at[q], kPullReady, p.pull[q].first, q});
         }
         break;
@@ -208,11 +209,8 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   link.validate();
   const int L = static_cast<int>(profile.units.size());
   p.validate(L);
-  if (o.max_iterations < 4 || o.max_cycle < 1 || !(o.aggregation_ms >= 0) ||
-      !std::isfinite(o.aggregation_ms))
-    throw InvalidInput(
-        "duplex simulation: max_iterations >= 4, max_cycle >= 1 and a finite aggregation_ms "
-        ">= 0 are required");
+  if (o.max_iterations < 4 || o.max_cycle < 1)
+    throw InvalidInput("duplex simulation: max_iterations >= 4 and max_cycle >= 1 are required");
   const std::vector<int> order = p.pull_sequence();
   std::vector<int> pull_seg(static_cast<std::size_t>(L));
   std::vector<std::int64_t> pull_bytes(p.pull.size(), 0), push_bytes(p.push.size(), 0);
@@ -271,14 +269,14 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
       const Segment& s = p.push[k];
       up_free = start + link.up_ms(push_bytes[k]);
       for (int u = s.first; u <= s.last; ++u)
-        exists[static_cast<std::size_t>(u)] = up_free + lat + o.aggregation_ms;
+        exists[static_cast<std::size_t>(u)] = up_free + lat + link.aggregation_of(push_bytes[k]);
     };
     if (!priority) {
       for (std::size_t k = 0; k < p.push.size(); ++k)  // the uplink, in send order
         send(k, std::max(end_backward[static_cast<std::size_t>(p.push[k].first)], up_free));
     } else {
-      priority_round(p, link, o.aggregation_ms, request, end_backward, push_bytes, pull_bytes,
-                     pull_seg, exists, arrive, in_flight, up_free, down_free);
+      priority_round(p, link, request, end_backward, push_bytes, pull_bytes, pull_seg, exists,
+                     arrive, in_flight, up_free, down_free);
     }
     states.push_back({forward_start, backward_end, down_free, up_free});
     r.forward_start_ms.push_back(forward_start);
@@ -300,7 +298,7 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
 }
 
 double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
-                                  const LinkProfile& link, const Plan& p, const DuplexOptions& o) {
+                                  const LinkProfile& link, const Plan& p) {
   if (samples.empty() || workers < 1)
     throw InvalidInput("duplex simulation of workers: at least one sample and one worker");
   for (const ModelProfile& m : samples) {
@@ -314,8 +312,6 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
   const ModelProfile& shape = samples[0];
   const int L = shape.num_units();
   p.validate(L);
-  if (!(o.aggregation_ms >= 0) || !std::isfinite(o.aggregation_ms))
-    throw InvalidInput("duplex simulation of workers: a finite aggregation_ms >= 0 is required");
   const auto W = static_cast<std::size_t>(workers);
   const std::size_t n_push = p.push.size(), n_pull = p.pull.size();
   const bool priority = p.credit_bytes > 0;
@@ -416,7 +412,7 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
         for (int u = p.push[e.index].first; u <= p.push[e.index].last; ++u) {
           if (++count[static_cast<std::size_t>(u)] < workers) continue;  // not the last
           const auto q = static_cast<std::size_t>(pull_seg[static_cast<std::size_t>(u)]);
-          released[q] = std::max(released[q], e.time + o.aggregation_ms);
+          released[q] = std::max(released[q], e.time + link.aggregation_of(push_bytes[e.index]));
           if (--missing[q] > 0) continue;
           newly = true;
           if (priority)
@@ -457,8 +453,7 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
 }
 
 double predict_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
-                                 const LinkProfile& link, const Plan& plan,
-                                 const DuplexOptions& o) {
+                                 const LinkProfile& link, const Plan& plan) {
   if (samples.empty())
     throw InvalidInput("duplex simulation of workers: at least one sample and one worker");
   std::vector<ModelProfile> atoms;
@@ -471,9 +466,9 @@ double predict_duplex_workers_ms(const std::vector<ModelProfile>& samples, int w
     atoms = samples;
   }
   // A few rounds: each is a simulation of every worker over whole cycles of the samples.
-  return stretched_period(atoms, link, p, simulate_duplex_workers_ms(atoms, workers, link, p, o), 8,
+  return stretched_period(atoms, link, p, simulate_duplex_workers_ms(atoms, workers, link, p), 8,
                           1e-4, [&](const std::vector<ModelProfile>& stretched) {
-                            return simulate_duplex_workers_ms(stretched, workers, link, p, o);
+                            return simulate_duplex_workers_ms(stretched, workers, link, p);
                           });
 }
 

@@ -8,7 +8,8 @@
 //  - Pull requests for t go out when the backward pass of t-1 starts (at 0 for t = 0) and
 //    reach the PS one latency later.
 //  - A unit's parameters for t exist at the PS once its gradient for t-1 has arrived (the
-//    push segment holding it, + latency) plus `aggregation_ms` (from 0 for t = 0).
+//    push segment holding it, + latency) plus the PS's aggregation of that segment
+//    (link.aggregation_of its bytes; from 0 for t = 0).
 //  - The downlink serves the pull segments in the plan's pull order; a segment starts
 //    once its request has arrived, all its units exist and the link is free, and takes
 //    overhead_down + bytes/Bd; it arrives one latency later.
@@ -44,9 +45,8 @@
 namespace dynacomm::plan {
 
 struct DuplexOptions {
-  double aggregation_ms = 0;  // PS: from a unit's last gradient arriving to it being servable
-  int max_iterations = 512;   // simulated at most, looking for the steady state
-  int max_cycle = 8;          // longest repeat looked for
+  int max_iterations = 512;  // simulated at most, looking for the steady state
+  int max_cycle = 8;         // longest repeat looked for
 };
 
 struct DuplexResult {
@@ -66,7 +66,7 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
 // Several workers whose compute differs (the one-worker model above has them alike): the
 // same rules for each of `workers` workers, each with its own links, but a unit's
 // parameters for t+1 exist at the PS only once *every* worker's gradient of it has
-// arrived (plus aggregation_ms), so the releases follow whichever worker is last for each
+// arrived (plus its aggregation), so the releases follow whichever worker is last for each
 // unit. In iteration k worker w computes with samples[(k + w) % samples.size()] (unit
 // times measured in different iterations: the other workers taken to be like this one in
 // distribution); the compute stretch is not charged (measured times carry it). Runs 16
@@ -75,15 +75,13 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
 // full duplex or not, in pull order or by priority; with one sample its period is
 // simulate_duplex's (tested). Sliced plans: pass atom profiles (Slicing::atom_profile).
 double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
-                                  const LinkProfile& link, const Plan& plan,
-                                  const DuplexOptions& options = {});
+                                  const LinkProfile& link, const Plan& plan);
 // The same with unit profiles and any plan (sliced plans are run over each sample's atom
 // profile, as predict_ms does), and the link's compute stretch charged in the mean as
 // predict_duplex_ms charges it: pass unit times at idle-link speed, or a link without a
 // stretch for times measured under load.
 double predict_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
-                                 const LinkProfile& link, const Plan& plan,
-                                 const DuplexOptions& options = {});
+                                 const LinkProfile& link, const Plan& plan);
 
 // The period with compute under a busy link charged (link.compute_stretch_down/up; the
 // same as simulate_duplex's when both are 1). Mean field, not exact: in the steady state

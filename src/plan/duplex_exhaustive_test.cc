@@ -25,10 +25,12 @@ namespace {
 using testing::duplex_period;
 
 TEST(DuplexExhaustive, FamilyHoldsTheOptimumOverEveryPullOrderUpTo7Units) {
-  std::mt19937_64 rng(31);
+  std::mt19937_64 rng(31), aggregation_rng(35);
+  int trial = 0;
   for (int L : {6, 6, 6, 7, 7}) {
     const ModelProfile p = testing::random_profile(rng, L, L);
-    const LinkProfile l = testing::random_link(rng);
+    LinkProfile l = testing::random_link(rng);
+    if (trial++ % 2) testing::add_random_aggregation(aggregation_rng, l);
     const double family = duplex_period(p, l, plan_duplex_exhaustive(p, l));
     const double every_order = duplex_period(p, l, brute_force_duplex(p, l));
     EXPECT_NEAR(family, every_order, 1e-9 * every_order) << L << " units";
@@ -36,10 +38,11 @@ TEST(DuplexExhaustive, FamilyHoldsTheOptimumOverEveryPullOrderUpTo7Units) {
 }
 
 TEST(DuplexExhaustive, ExactSearchEqualsBruteForceOverTheFamilyAt8Units) {
-  std::mt19937_64 rng(32);
+  std::mt19937_64 rng(32), aggregation_rng(36);
   for (int trial = 0; trial < 2; ++trial) {
     const ModelProfile p = testing::random_profile(rng, 8, 8);
-    const LinkProfile l = testing::random_link(rng);
+    LinkProfile l = testing::random_link(rng);
+    if (trial % 2) testing::add_random_aggregation(aggregation_rng, l);
     DuplexPlannerOptions exact;
     exact.exact_up_to = 8;
     const double searched = duplex_period(p, l, plan_duplex(p, l, exact));

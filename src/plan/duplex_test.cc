@@ -38,11 +38,15 @@ TEST(DuplexSimulator, OneUnitCannotOverlapAnything) {
   EXPECT_DOUBLE_EQ(r.forward_start_ms[1], 3300);
   // Latency 5 ms each way and 10 ms of aggregation: the push arrives 5 ms later, is
   // servable 10 ms after that, and the reply takes 5 ms more: 2300 + 5 + 10 + 5.
-  DuplexOptions o;
-  o.aggregation_ms = 10;
-  r = simulate_duplex(p, link(5), plan, o);
+  LinkProfile aggregating = link(5);
+  aggregating.aggregation_ms = 10;
+  r = simulate_duplex(p, aggregating, plan);
   EXPECT_DOUBLE_EQ(r.forward_start_ms[0], 1010);
   EXPECT_DOUBLE_EQ(r.period_ms, 2320);
+  // The same 10 ms as 4 ms per push and 6 ms per MB of it.
+  aggregating.aggregation_ms = 4;
+  aggregating.aggregation_ms_per_mb = 6;
+  EXPECT_DOUBLE_EQ(simulate_duplex(p, aggregating, plan).period_ms, 2320);
 }
 
 TEST(DuplexSimulator, PullOrderDecidesTheOverlap) {
@@ -72,8 +76,9 @@ TEST(DuplexSimulator, PriorityPushesTheLowestReadyFirstAndPullsAsReady) {
   // 0-1000, 1000-2000, 2000-4000; forward waits for them (starts at 1000, ends at 4000);
   // backward ends unit 2 at 4100, unit 1 at 4200, unit 0 at 4300. Pushes: at 4100 only
   // unit 2 is ready: 4100-6100; then units 1 and 0 are, and the lower goes first: unit 0
-  // 6100-7100, unit 1 7100-8100. Iteration 1's pulls as each is ready: unit 2 (6100)
-  // 6100-8100, unit 0 (7100) 8100-9100, unit 1 (8100) 9100-10100: forward starts at 9100.
+  // 6100-7100 (its ack waits behind unit 2's reply, until 8100), unit 1 8100-9100.
+  // Iteration 1's pulls as each is ready: unit 2 (6100) 6100-8100, unit 0 (7100)
+  // 8100-9100, unit 1 (9100) 9100-10100: forward starts at 9100.
   ModelProfile p = units({1'000'000, 1'000'000, 2'000'000}, 0, 100);
   Plan plan{"priority", {{0, 0}, {1, 1}, {2, 2}}, {{2, 2}, {1, 1}, {0, 0}}};
   plan.full_duplex = true;
@@ -81,6 +86,11 @@ TEST(DuplexSimulator, PriorityPushesTheLowestReadyFirstAndPullsAsReady) {
   DuplexResult r = simulate_duplex(p, link(), plan);
   EXPECT_DOUBLE_EQ(r.forward_start_ms[0], 1000);
   EXPECT_DOUBLE_EQ(r.forward_start_ms[1], 9100);
+  // Aggregating 50 ms per MB: unit 2 servable at 6200, its reply 6200-8200; unit 0 in at
+  // 7100, servable 7150, its reply behind unit 2's: 8200-9200.
+  LinkProfile aggregating = link();
+  aggregating.aggregation_ms_per_mb = 50;
+  EXPECT_DOUBLE_EQ(simulate_duplex(p, aggregating, plan).forward_start_ms[1], 9200);
   // In plan order instead (pushes 2, 1, 0; pulls in order 0, 1, 2): unit 0 arrives at
   // the PS last (8100), so iteration 1's pulls run 8100-9100, then 1 and 2: same start,
   // but the downlink is busy until 12100 and iteration 2 starts later.
@@ -144,11 +154,12 @@ TEST(DuplexWorkers, TheLastWorkersGradientReleasesTheUnit) {
 TEST(DuplexWorkers, WorkersAlikeAreTheOneWorkerModel) {
   // One sample for every worker: each worker's gradients arrive together, so the model of
   // one worker holds, for plans in pull order and by priority, whole units and slices.
-  std::mt19937_64 rng(23);
+  std::mt19937_64 rng(23), aggregation_rng(24);
   int compared = 0;
   for (int trial = 0; trial < 120; ++trial) {
     const ModelProfile p = testing::random_profile(rng, 1, 6);
-    const LinkProfile l = testing::random_link(rng);
+    LinkProfile l = testing::random_link(rng);
+    if (trial % 2) testing::add_random_aggregation(aggregation_rng, l);
     Plan plan;
     ModelProfile run = p;
     switch (trial % 4) {
@@ -280,10 +291,11 @@ using testing::duplex_period;
 // The family dynacomm-fd searches holds the optimum over every pull order: exhaustive
 // search of the family equals brute force over all orders and segmentations.
 TEST(DuplexPlanner, FamilySearchMatchesBruteForceOverEveryOrder) {
-  std::mt19937_64 rng(21);
+  std::mt19937_64 rng(21), aggregation_rng(25);
   for (int trial = 0; trial < 40; ++trial) {
     const ModelProfile p = testing::random_profile(rng, 1, 5);
-    const LinkProfile l = testing::random_link(rng);
+    LinkProfile l = testing::random_link(rng);
+    if (trial % 2) testing::add_random_aggregation(aggregation_rng, l);
     const double exact = duplex_period(p, l, plan_duplex(p, l));  // L <= 8: exhaustive family
     const double brute = duplex_period(p, l, brute_force_duplex(p, l));
     EXPECT_NEAR(exact, brute, 1e-9 * brute)

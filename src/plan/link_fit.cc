@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "base/error.h"
@@ -64,6 +65,19 @@ LinkFit fit_link(const std::vector<TransferSample>& samples, double fallback_bps
   if (!f.bandwidth_fitted) f.bandwidth_bps = fallback_bps;
   f.overhead_ms = fit_overhead(samples, f.bandwidth_bps);
   return f;
+}
+
+AggregationFit fit_aggregation(const std::vector<TransferSample>& samples) {
+  AggregationFit a;
+  a.samples = samples.size();
+  const LinkFit line = fit_link(samples);  // no fallback: no slope, no "bandwidth"
+  if (line.bandwidth_fitted) {
+    a.ms = line.overhead_ms;
+    a.ms_per_mb = 8e9 / line.bandwidth_bps;
+  } else {
+    a.ms = fit_overhead(samples, std::numeric_limits<double>::infinity());  // the median
+  }
+  return a;
 }
 
 }  // namespace dynacomm::plan

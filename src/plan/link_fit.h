@@ -51,4 +51,15 @@ double fit_overhead(const std::vector<TransferSample>& samples, double bps);
 // bandwidth). 0 when no transfer took longer than the overhead.
 double fit_bandwidth(const std::vector<TransferSample>& samples, double overhead_ms);
 
+// The PS's aggregation (LinkProfile::aggregation_ms and aggregation_ms_per_mb) from the
+// pushes that completed their units: each sample's `ms` the time the PS took over a push
+// of `bytes` (the sum and the optimiser step). fit_link's robust line where the sizes
+// differ enough, else the median time per push; all 0 for no samples.
+struct AggregationFit {
+  double ms = 0;         // per push
+  double ms_per_mb = 0;  // per 10^6 bytes
+  std::size_t samples = 0;
+};
+AggregationFit fit_aggregation(const std::vector<TransferSample>& samples);
+
 }  // namespace dynacomm::plan

@@ -75,6 +75,23 @@ TEST(LinkFit, OverheadIsAWeightedMedianClampedAtZero) {
   EXPECT_EQ(fit_overhead({}, 100e6), 0);
 }
 
+TEST(AggregationFit, PerPushAndPerMegabyteFromTheCompletingPushes) {
+  // 0.3 ms per push and 4 ms per MB (an update at 250 MB/s), 5% noise, 10% of the pushes
+  // held up 2-50x (the PS's thread descheduled): the robust line recovers both.
+  const double bps = 8e9 / 4;  // fit_link's "bandwidth" of 4 ms per 10^6 bytes
+  const AggregationFit a = fit_aggregation(stream(bps, 0.3, 120, 0.05, 0.1, 7));
+  EXPECT_EQ(a.samples, 120u);
+  EXPECT_NEAR(a.ms_per_mb, 4, 0.4);
+  EXPECT_NEAR(a.ms, 0.3, 0.15);
+  // Pushes all of one size (a sliced plan): the median time per push, nothing per MB.
+  const AggregationFit same = fit_aggregation({{160000, 0.7}, {160000, 0.5}, {160000, 9}});
+  EXPECT_DOUBLE_EQ(same.ms, 0.7);
+  EXPECT_DOUBLE_EQ(same.ms_per_mb, 0);
+  const AggregationFit none = fit_aggregation({});
+  EXPECT_EQ(none.samples, 0u);
+  EXPECT_DOUBLE_EQ(none.ms + none.ms_per_mb, 0);
+}
+
 TEST(LinkFit, RejectsBadSamples) {
   EXPECT_THROW(fit_link({{-1, 1}}), InvalidInput);
   EXPECT_THROW(fit_link({{1, NAN}}), InvalidInput);

@@ -75,6 +75,8 @@ void LinkProfile::validate() const {
   check_time(overhead_down_ms, "link: overhead_down_ms");
   check_time(overhead_up_ms, "link: overhead_up_ms");
   check_time(latency_ms, "link: latency_ms");
+  check_time(aggregation_ms, "link: aggregation_ms");
+  check_time(aggregation_ms_per_mb, "link: aggregation_ms_per_mb");
   for (auto [x, name] : {std::pair{compute_stretch_down, "compute_stretch_down"},
                          std::pair{compute_stretch_up, "compute_stretch_up"}})
     if (!(x >= 1 && x <= 10))
@@ -141,6 +143,10 @@ LinkProfile link_profile_from_json(const json& j, const std::string& context) {
     l.compute_stretch_down = non_negative_number(j, "compute_stretch_down", context);
   if (j.contains("compute_stretch_up"))
     l.compute_stretch_up = non_negative_number(j, "compute_stretch_up", context);
+  if (j.contains("aggregation_ms"))
+    l.aggregation_ms = non_negative_number(j, "aggregation_ms", context);
+  if (j.contains("aggregation_ms_per_mb"))
+    l.aggregation_ms_per_mb = non_negative_number(j, "aggregation_ms_per_mb", context);
   l.validate();
   return l;
 }
@@ -152,7 +158,9 @@ json to_json(const LinkProfile& l) {
           {"overhead_up_ms", l.overhead_up_ms},
           {"latency_ms", l.latency_ms},
           {"compute_stretch_down", l.compute_stretch_down},
-          {"compute_stretch_up", l.compute_stretch_up}};
+          {"compute_stretch_up", l.compute_stretch_up},
+          {"aggregation_ms", l.aggregation_ms},
+          {"aggregation_ms_per_mb", l.aggregation_ms_per_mb}};
 }
 
 ModelProfile load_model_profile(const std::string& path) {

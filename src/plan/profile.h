@@ -67,6 +67,13 @@ struct LinkProfile {
   // plan without it (docs/design.md, "Compute under a busy link").
   double compute_stretch_down = 1;
   double compute_stretch_up = 1;
+  // The PS's aggregation of a push segment, from its last worker's gradient arriving to its
+  // parameters being servable (the sum and the optimiser step): aggregation_ms +
+  // aggregation_ms_per_mb x MB (10^6 bytes) of the segment. Measured by the runtime from
+  // the acks of the pushes that completed their units (fit_aggregation); the full-duplex
+  // model charges it before a unit's next pull (plan/duplex.h). 0: none.
+  double aggregation_ms = 0;
+  double aggregation_ms_per_mb = 0;
 
   // Time one transmission of `bytes` occupies the link, including its fixed cost, ms.
   double down_ms(std::int64_t bytes) const {
@@ -74,6 +81,10 @@ struct LinkProfile {
   }
   double up_ms(std::int64_t bytes) const {
     return overhead_up_ms + static_cast<double>(bytes) * 8e3 / up_bps;
+  }
+  // The PS's aggregation of a push segment of `bytes`, ms.
+  double aggregation_of(std::int64_t bytes) const {
+    return aggregation_ms + aggregation_ms_per_mb * static_cast<double>(bytes) * 1e-6;
   }
   // The same link with no per-transmission cost: what the `ideal` figure is computed on.
   LinkProfile without_overhead() const {
@@ -83,7 +94,8 @@ struct LinkProfile {
   }
 
   // Throws InvalidInput naming the field when a bandwidth is not positive and finite, a
-  // time is negative or non-finite, or a compute stretch is outside [1, 10].
+  // time (or aggregation rate) is negative or non-finite, or a compute stretch is outside
+  // [1, 10].
   void validate() const;
 };
 

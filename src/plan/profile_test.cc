@@ -161,6 +161,25 @@ TEST(LinkProfile, ValidatesAndRoundTrips) {
   } catch (const InvalidInput& e) {
     EXPECT_NE(std::string(e.what()).find("compute_stretch_down"), std::string::npos) << e.what();
   }
+  // The PS's aggregation: per push plus per MB; round trips, 0 when absent, never negative.
+  l = LinkProfile{100e6, 20e6, 5, 4, 10};
+  l.aggregation_ms = 0.5;
+  l.aggregation_ms_per_mb = 3;
+  EXPECT_DOUBLE_EQ(l.aggregation_of(2'000'000), 6.5);
+  const LinkProfile back = link_profile_from_json(to_json(l), "link");
+  EXPECT_DOUBLE_EQ(back.aggregation_ms, 0.5);
+  EXPECT_DOUBLE_EQ(back.aggregation_ms_per_mb, 3);
+  old = to_json(l);
+  old.erase("aggregation_ms");
+  old.erase("aggregation_ms_per_mb");
+  EXPECT_DOUBLE_EQ(link_profile_from_json(old, "link").aggregation_of(1'000'000), 0);
+  l.aggregation_ms_per_mb = -1;
+  try {
+    l.validate();
+    ADD_FAILURE() << "a negative aggregation was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("aggregation_ms_per_mb"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -14,8 +14,9 @@
 //    slower while the uplink is carrying pushes (both 1 by default: no effect). Pulls do
 //    not depend on compute, and the uplink is busy from where backward stands to the end
 //    of the last push queued, so each unit's end is exact piecewise (compute_end).
-// Server-side aggregation is a constant per iteration under BSP and does not change which
-// plan is best, so it is left out of the prediction.
+// Server-side aggregation (link.aggregation_*) is left out: here it delays only the next
+// iteration's pulls, after the last push, by about a constant; the full-duplex model, where
+// it gates each unit's next pull while the rest still overlaps, charges it (duplex.h).
 //
 //   Timeline t;
 //   double ms = simulate(profile, link, plan, &t);   // t.events: pull/forward/backward/push

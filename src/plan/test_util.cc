@@ -52,4 +52,9 @@ LinkProfile random_link(std::mt19937_64& rng) {
   return l;
 }
 
+void add_random_aggregation(std::mt19937_64& rng, LinkProfile& link) {
+  link.aggregation_ms = uniform(rng, 0, 20);
+  link.aggregation_ms_per_mb = log_uniform(rng, 0.1, 100);
+}
+
 }  // namespace dynacomm::plan::testing

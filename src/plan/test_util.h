@@ -13,6 +13,9 @@ namespace dynacomm::plan::testing {
 
 ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units);
 LinkProfile random_link(std::mt19937_64& rng);
+// The PS's aggregation on `link`: 0..20 ms per push and 0.1..100 ms per MB (log-uniform;
+// a busy PS on slow cores to a fast one), for the full-duplex model's tests.
+void add_random_aggregation(std::mt19937_64& rng, LinkProfile& link);
 // The steady-state period of a plan under the full-duplex model (plan/duplex.h); a test
 // failure if the simulation found no steady state.
 double duplex_period(const ModelProfile& profile, const LinkProfile& link, const Plan& plan);

@@ -315,6 +315,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         ack.held_us = static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::microseconds>(end - start).count());
         ack.arrived_us = wire_us(arrived);
+        if (!advanced.empty()) ack.flags = net::kFlagUpdated;  // held_us: the aggregation
         send(peer, ack, nullptr, 0);
         if (traced(h.iteration)) {
           const std::string what = units_name(first, last) + " (it " +

@@ -179,7 +179,8 @@ TEST(PsCluster, AnySegmentationGivesBitIdenticalWeights) {
 
 // A pull reply says how long its request waited for the units' update, so the worker can
 // tell waiting from transfer, how long the slowest worker computed in the iteration before
-// and the slowest prediction of it; the PS's own events of the traced iterations are kept.
+// and the slowest prediction of it; the ack of the push that completes the units says so;
+// the PS's own events of the traced iterations are kept.
 TEST(PsCluster, RepliesCarryTheirWaitAndThePsTracesItsEvents) {
   PsServer ps(server_options(2));
   ps.start();
@@ -209,6 +210,9 @@ TEST(PsCluster, RepliesCarryTheirWaitAndThePsTracesItsEvents) {
     net::Message ack = c[static_cast<std::size_t>(r)]->receive(5s, "the push ack");
     EXPECT_EQ(ack.header.type, MessageType::kPushAck);
     EXPECT_EQ(ack.header.iteration, it);
+    // Rank 1 pushes second: its push completes the units, and its ack says the PS updated
+    // them (held_us is then the aggregation).
+    EXPECT_EQ(ack.header.flags, r == 1 ? net::kFlagUpdated : 0) << "rank " << r;
   };
   // Each push tells how long its worker computed and what it predicts for the iteration.
   push(0, 0, 100'000, 900'000);

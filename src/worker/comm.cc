@@ -315,7 +315,9 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
       p.start, done,
       last_ack_iteration_ == m.header.iteration ? std::optional(last_push_done_) : std::nullopt,
       options_.latency_ms);
-  link_events_.push_back({true, m.header.iteration, p.segment, p.bytes, p.start, done, 0, busy});
+  link_events_.push_back({true, m.header.iteration, p.segment, p.bytes, p.start, done,
+                          static_cast<double>(m.header.held_us) / 1000.0, busy,
+                          (m.header.flags & net::kFlagUpdated) != 0});
   last_ack_iteration_ = m.header.iteration;
   last_push_done_ = done;
   if (m.header.iteration == iteration_) ++acks_of_iteration_;

@@ -106,8 +106,12 @@ class Comm : public model::UnitObserver {
     std::int64_t bytes;
     // Pull: request sent .. parameters delivered. Push: gradients ready .. arrived at the PS.
     Clock::time_point start, end;
-    double held_ms;     // pull: how long the PS held the request (units not yet updated)
+    double held_ms;     // pull: how long the PS held the request (units not yet updated);
+                        // push: how long the PS took over it
     double service_ms;  // how long the link was busy with it: no waiting, queueing, latency
+    // Push: whether it was the last gradient of its units, the PS updating them while it
+    // handled it (net::kFlagUpdated): held_ms is then the aggregation (plan/duplex.h).
+    bool completed = false;
   };
   // The BSP barrier: how many times this worker's compute in `iteration` the slowest
   // worker's was (>= 1), from the PS's pull replies of iteration + 1; call once those have

@@ -305,6 +305,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   int oracle_row = -1;                // the link row the oracle last planned for
   int current_plan_id = 0;
   std::vector<plan::TransferSample> down_samples, up_samples;
+  // The PS's time over each warm-up push that completed its units (the aggregation).
+  std::vector<plan::TransferSample> aggregation_samples;
   // The warm-up's unit times, all iterations alike but the first: it runs cold (first
   // allocations, caches), up to 1.7x as long as the next, and would bias the plans' inputs.
   plan::EstimatorOptions warmup_weights;
@@ -519,6 +521,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       use(result.measured_down, down_samples, o.link.down_bps, link.down_bps,
           link.overhead_down_ms);
       use(result.measured_up, up_samples, o.link.up_bps, link.up_bps, link.overhead_up_ms);
+      // The PS's aggregation, which the full-duplex model charges before a unit's next
+      // pull; kept for the online estimates too.
+      result.aggregation = plan::fit_aggregation(aggregation_samples);
+      given_link.aggregation_ms = link.aggregation_ms = result.aggregation.ms;
+      given_link.aggregation_ms_per_mb = link.aggregation_ms_per_mb = result.aggregation.ms_per_mb;
       // Several workers whose compute differs (plan/duplex.h): this worker's unit times in
       // the warm-up's iterations as factors on the profile, which the model of several
       // workers draws every worker's times from (the others taken to be like this one).
@@ -704,9 +711,12 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       recent_busy.push_back(
           {ms_between(started, e.end) - e.service_ms, ms_between(started, e.end), e.up});
       if (!o.rotation.empty()) link_log.push_back(e);
-      if (e.iteration < o.warmup)
+      if (e.iteration < o.warmup) {
         (e.up ? up_samples : down_samples)
             .push_back({static_cast<double>(e.bytes), e.service_ms, 1.0});
+        if (e.up && e.completed)
+          aggregation_samples.push_back({static_cast<double>(e.bytes), e.held_ms, 1.0});
+      }
       (e.up ? up_estimator : down_estimator)
           .add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
       trace_transfer(e);

@@ -163,6 +163,7 @@ struct WorkerResult {
   double median_iteration_ms = 0;
   plan::LinkFit measured_down, measured_up;  // fitted from the warm-up's transfers
   plan::ComputeStretch compute_stretch;      // fitted from the warm-up's units (spans 0: not)
+  plan::AggregationFit aggregation;  // the PS's, from the warm-up's pushes that completed units
   double transport_rtt_ms = 0;               // hello round trip, outside the emulation
   std::optional<double> ps_clock_offset_ms;  // the PS's clock minus this one's (hello)
   plan::LinkProfile planned_link;            // what the plan was made for
