@@ -151,6 +151,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
     if (h.type == MessageType::kPullReply || h.type == MessageType::kPush)
       for (auto u = h.first_unit; u <= h.last_unit; ++u)
         expected_payload += static_cast<std::uint64_t>(limits.unit_bytes[u]);
+    if (h.type == MessageType::kPushAck) expected_payload = kUpdateReportBytes;
     if (h.payload_bytes != expected_payload)
       return fail("payload of " + std::to_string(h.payload_bytes) + " bytes for units " +
                   std::to_string(h.first_unit) + ".." + std::to_string(h.last_unit) +
@@ -191,6 +192,17 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
     return fail("payload checksum mismatch");
   r.payload = h.payload_bytes ? payload : nullptr;
   return r;
+}
+
+void put_update_report(char* out, const UpdateReport& r) {
+  std::size_t offset = 0;
+  for (const std::uint64_t v : {r.sequence, r.bytes, r.us})
+    for (std::size_t i = 0; i < 8; ++i) out[offset++] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+UpdateReport get_update_report(const void* payload) {
+  const auto* p = static_cast<const std::uint8_t*>(payload);
+  return {get<std::uint64_t>(p), get<std::uint64_t>(p + 8), get<std::uint64_t>(p + 16)};
 }
 
 }  // namespace dynacomm::net

@@ -35,7 +35,8 @@ enum class MessageType : std::uint16_t {
   kPush = 5,         // worker -> PS: gradients of units first..last for `iteration`
   kError = 6,        // either way: payload is a UTF-8 reason
   kShutdown = 7,     // either way: payload: none
-  kPushAck = 8,      // PS -> worker: the push of units first..last for `iteration` arrived
+  kPushAck = 8,      // PS -> worker: the push of units first..last for `iteration` arrived;
+                     // payload: the PS's latest update (UpdateReport)
   // Worker -> PS: its full-duplex plans after the warm-up, with their predictions (JSON).
   // PS -> every worker, once all have sent theirs: the job's, each the plan of the worker
   // that predicted itself slowest with it (ps/server.h).
@@ -48,10 +49,20 @@ const char* to_string(MessageType t);
 // arrived (a full-duplex plan's pull order); without it the PS answers a request as soon as
 // its units are ready.
 constexpr std::uint16_t kFlagInOrder = 1;
-// On a push ack: this push was the last gradient of its units, so the PS updated them
-// while handling it, and held_us is the aggregation (the sum and the optimiser step).
-constexpr std::uint16_t kFlagUpdated = 2;
-constexpr std::uint16_t kKnownFlags = kFlagInOrder | kFlagUpdated;
+constexpr std::uint16_t kKnownFlags = kFlagInOrder;
+
+// A push ack's payload (kUpdateReportBytes, three little-endian u64): the PS's latest
+// update of any units when it sent the ack, i.e. its time over the push that completed
+// them (the sum and the optimiser step: the aggregation); all 0 before the first. Every
+// worker sees the updates whoever's push completed them.
+struct UpdateReport {
+  std::uint64_t sequence = 0;  // the PS's count of updates: 1, 2, ...
+  std::uint64_t bytes = 0;     // of the push that completed the units
+  std::uint64_t us = 0;        // the PS's time over that push
+};
+constexpr std::size_t kUpdateReportBytes = 24;
+void put_update_report(char* out, const UpdateReport& r);  // kUpdateReportBytes of out
+UpdateReport get_update_report(const void* payload);       // a decoded ack's payload
 
 enum class Codec : std::uint16_t {
   kFloat32 = 0,  // raw little-endian float32, units back to back

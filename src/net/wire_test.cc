@@ -44,13 +44,19 @@ TEST(Wire, RoundTrip) {
   Header ack{MessageType::kPushAck, -1, 5, 1, 2};
   ack.held_us = 123456789012ull;
   ack.arrived_us = 9876543210123ull;
-  std::string a = encode(ack, nullptr, 0);
+  char report[kUpdateReportBytes];
+  put_update_report(report, {7, 3'000'000'000ull, 4567});
+  std::string a = encode(ack, report, sizeof report);
   DecodeResult ra = decode(a.data(), a.size(), kLimits);
   ASSERT_TRUE(ra.ok()) << ra.error;
   EXPECT_EQ(ra.header.type, MessageType::kPushAck);
   EXPECT_EQ(ra.header.held_us, 123456789012ull);
   EXPECT_EQ(ra.header.arrived_us, 9876543210123ull);
-  EXPECT_EQ(error_of_ack_with_payload(), "payload of 4 bytes for units 1..2, expected 0");
+  const UpdateReport u = get_update_report(ra.payload);
+  EXPECT_EQ(u.sequence, 7u);
+  EXPECT_EQ(u.bytes, 3'000'000'000ull);
+  EXPECT_EQ(u.us, 4567u);
+  EXPECT_EQ(error_of_ack_with_payload(), "payload of 4 bytes for units 1..2, expected 24");
 }
 
 // A frame built in place is byte for byte the one encode() builds.
@@ -105,7 +111,8 @@ TEST(Wire, RejectsMalformedFields) {
   {
     Header late{MessageType::kPushAck, -1, 5, 1, 2};
     late.arrived_us = kMaxArrivedUs;  // checksummed, but no clock reads that
-    m = encode(late, nullptr, 0);
+    const std::string report(kUpdateReportBytes, '\0');
+    m = encode(late, report.data(), report.size());
     EXPECT_EQ(error_of(m), "arrival stamp 9007199254740992 us out of range");
   }
   m = push_message();
@@ -140,9 +147,6 @@ TEST(Wire, RejectsMalformedFields) {
             "plans payload of 8388609 bytes exceeds the limit of 8388608");
   h = Header{MessageType::kPullRequest, 1, 0, 0, 0};
   h.flags = kFlagInOrder;
-  EXPECT_EQ(error_of(with(h, 0)), "");
-  h = Header{MessageType::kPushAck, -1, 0, 0, 0};
-  h.flags = kFlagUpdated;
   EXPECT_EQ(error_of(with(h, 0)), "");
   h.flags = 6;
   EXPECT_EQ(error_of(with(h, 0)), "unknown flags 6");

@@ -75,6 +75,7 @@ struct PsServer::Impl {
   // The workers' plans offered after their warm-ups (rank -> offer), until all are in.
   std::map<int, nlohmann::json> offered;
   bool plans_agreed = false;
+  net::UpdateReport last_update;  // every push ack carries it (the aggregation)
 
   bool traced(std::int64_t iteration) const {
     return iteration >= trace_from && iteration < trace_from + trace_count;
@@ -315,8 +316,11 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         ack.held_us = static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::microseconds>(end - start).count());
         ack.arrived_us = wire_us(arrived);
-        if (!advanced.empty()) ack.flags = net::kFlagUpdated;  // held_us: the aggregation
-        send(peer, ack, nullptr, 0);
+        if (!advanced.empty())  // this push completed its units: the aggregation
+          last_update = {last_update.sequence + 1, h.payload_bytes, ack.held_us};
+        char report[net::kUpdateReportBytes];
+        net::put_update_report(report, last_update);
+        send(peer, ack, report, sizeof report);
         if (traced(h.iteration)) {
           const std::string what = units_name(first, last) + " (it " +
                                    std::to_string(h.iteration) + ")";

@@ -210,9 +210,14 @@ TEST(PsCluster, RepliesCarryTheirWaitAndThePsTracesItsEvents) {
     net::Message ack = c[static_cast<std::size_t>(r)]->receive(5s, "the push ack");
     EXPECT_EQ(ack.header.type, MessageType::kPushAck);
     EXPECT_EQ(ack.header.iteration, it);
-    // Rank 1 pushes second: its push completes the units, and its ack says the PS updated
-    // them (held_us is then the aggregation).
-    EXPECT_EQ(ack.header.flags, r == 1 ? net::kFlagUpdated : 0) << "rank " << r;
+    // The PS's latest update: none before rank 1's push completes the units of an
+    // iteration; then that push's processing (the aggregation), whoever's ack carries it.
+    const net::UpdateReport u = net::get_update_report(ack.payload());
+    EXPECT_EQ(u.sequence, static_cast<std::uint64_t>(it + (r == 1 ? 1 : 0))) << "rank " << r;
+    EXPECT_EQ(u.bytes, u.sequence > 0 ? zeros.size() * 4 : 0u);
+    if (r == 1) {
+      EXPECT_EQ(u.us, ack.header.held_us);
+    }
   };
   // Each push tells how long its worker computed and what it predicts for the iteration.
   push(0, 0, 100'000, 900'000);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "base/error.h"
 
@@ -286,6 +287,11 @@ std::string Comm::agree_plans(std::string offer) {
   return *agreed_plans_;
 }
 
+std::vector<plan::TransferSample> Comm::take_aggregations() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(aggregations_, {});
+}
+
 void Comm::wait_for_acks() {
   std::unique_lock<std::mutex> lock(mu_);
   if (!cv_.wait_for(lock, options_.timeout, [&] {
@@ -316,8 +322,14 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
       last_ack_iteration_ == m.header.iteration ? std::optional(last_push_done_) : std::nullopt,
       options_.latency_ms);
   link_events_.push_back({true, m.header.iteration, p.segment, p.bytes, p.start, done,
-                          static_cast<double>(m.header.held_us) / 1000.0, busy,
-                          (m.header.flags & net::kFlagUpdated) != 0});
+                          static_cast<double>(m.header.held_us) / 1000.0, busy});
+  const net::UpdateReport u = net::get_update_report(m.payload());
+  if (u.sequence > last_update_ && u.bytes > 0 && u.us < 60'000'000) {  // new and plausible
+    last_update_ = u.sequence;
+    aggregations_.push_back(
+        {static_cast<double>(u.bytes), static_cast<double>(u.us) / 1000.0, 1.0});
+    if (aggregations_.size() > 4096) aggregations_.erase(aggregations_.begin());
+  }
   last_ack_iteration_ = m.header.iteration;
   last_push_done_ = done;
   if (m.header.iteration == iteration_) ++acks_of_iteration_;

@@ -15,6 +15,7 @@
 #include "model/model.h"
 #include "net/connection.h"
 #include "net/shaper.h"
+#include "plan/link_fit.h"
 #include "plan/plan.h"
 #include "plan/slicing.h"
 
@@ -109,9 +110,6 @@ class Comm : public model::UnitObserver {
     double held_ms;     // pull: how long the PS held the request (units not yet updated);
                         // push: how long the PS took over it
     double service_ms;  // how long the link was busy with it: no waiting, queueing, latency
-    // Push: whether it was the last gradient of its units, the PS updating them while it
-    // handled it (net::kFlagUpdated): held_ms is then the aggregation (plan/duplex.h).
-    bool completed = false;
   };
   // The BSP barrier: how many times this worker's compute in `iteration` the slowest
   // worker's was (>= 1), from the PS's pull replies of iteration + 1; call once those have
@@ -125,6 +123,10 @@ class Comm : public model::UnitObserver {
   // Completed transfers since the last call (a push completes when the PS acknowledges
   // it, which may be during the next iteration).
   std::vector<LinkEvent> take_link_events();
+  // The PS's updates (the aggregation: bytes of the push that completed the units, and
+  // the PS's ms over it) its acks reported since the last call, each once, whichever
+  // worker's push completed them.
+  std::vector<plan::TransferSample> take_aggregations();
 
  private:
   void loop();
@@ -157,6 +159,8 @@ class Comm : public model::UnitObserver {
   bool stop_ = false, send_goodbye_ = false;
   std::optional<std::string> plans_offer_;   // to send (comm thread)
   std::optional<std::string> agreed_plans_;  // the PS's answer
+  std::uint64_t last_update_ = 0;            // the PS's newest update reported so far
+  std::vector<plan::TransferSample> aggregations_;
   struct PullRequest {
     std::int64_t iteration;
     int segment;

@@ -305,7 +305,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   int oracle_row = -1;                // the link row the oracle last planned for
   int current_plan_id = 0;
   std::vector<plan::TransferSample> down_samples, up_samples;
-  // The PS's time over each warm-up push that completed its units (the aggregation).
+  // The PS's updates its warm-up acks reported (the aggregation).
   std::vector<plan::TransferSample> aggregation_samples;
   // The warm-up's unit times, all iterations alike but the first: it runs cold (first
   // allocations, caches), up to 1.7x as long as the next, and would bias the plans' inputs.
@@ -706,17 +706,17 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                   std::to_string(it) + " (loss " + std::to_string(l) + ")");
 
     const bool traced = it >= o.warmup && it < o.warmup + trace_span;
+    const std::vector<plan::TransferSample> updates = comm.take_aggregations();
+    if (it < o.warmup)
+      aggregation_samples.insert(aggregation_samples.end(), updates.begin(), updates.end());
     for (const auto& e : comm.take_link_events()) {
       // Busy while it was served: the service time before its end.
       recent_busy.push_back(
           {ms_between(started, e.end) - e.service_ms, ms_between(started, e.end), e.up});
       if (!o.rotation.empty()) link_log.push_back(e);
-      if (e.iteration < o.warmup) {
+      if (e.iteration < o.warmup)
         (e.up ? up_samples : down_samples)
             .push_back({static_cast<double>(e.bytes), e.service_ms, 1.0});
-        if (e.up && e.completed)
-          aggregation_samples.push_back({static_cast<double>(e.bytes), e.held_ms, 1.0});
-      }
       (e.up ? up_estimator : down_estimator)
           .add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
       trace_transfer(e);
