@@ -306,6 +306,52 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
 // about 6 s at 2 Mbit/s here): the worker sees it in its transfers, re-plans (logged in
 // metrics.csv, summary.json and the trace), and learning is untouched: the weights equal a
 // run with the sequential plan bit for bit.
+// A job's full-duplex plan is re-planned together: when both links step up, the workers
+// report to the PS, which hands both the slowest one's proposal for one iteration; the
+// weights stay those of a static sequential run.
+TEST_F(ClusterTest, WorkersReplanTheJobsFullDuplexPlanTogether) {
+  {
+    std::ofstream t(dir_ + "/step-up.csv");
+    t << "time_s,down,up,latency\n0,2mbit,2mbit,1ms\n14,100mbit,100mbit,1ms\n";
+  }
+  const std::string common =
+      " train --model lenet5 --iterations 60 --warmup 2 --batch 32 --train-samples 2000"
+      " --test-samples 100 --latency 1ms";
+  const std::string replanned = dir_ + "/together", reference = dir_ + "/reference";
+  std::string cmd = std::string(DYNACOMM_EXE) + common + " --scheduler dynacomm-fd" +
+                    " --down 2mbit --link-trace " + dir_ +
+                    "/step-up.csv --replan dynamic --replan-threshold 0.02 --out " + replanned +
+                    " > " + dir_ + "/together.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/together.log");
+  cmd = std::string(DYNACOMM_EXE) + common + " --down 1gbit --scheduler sequential" +
+        " --replan static --out " + reference + " > " + dir_ + "/reference.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/reference.log");
+
+  const nlohmann::json summary = nlohmann::json::parse(read_file(replanned + "/summary.json"));
+  const std::string worker1 = read_file(replanned + "/worker-1.log");
+  ASSERT_GE(summary["plan_changes"].size(), 1u) << read_file(replanned + "/worker-0.log");
+  const auto& change = summary["plan_changes"][0];
+  EXPECT_NE(change["why"].get<std::string>().find("the job's plan, proposed by rank"),
+            std::string::npos)
+      << change;
+  EXPECT_NE(change["why"].get<std::string>().find("downlink"), std::string::npos) << change;
+  // Worker 1 changed to the same plan (the segments after the iteration) at the same
+  // iteration.
+  const std::string from =
+      "plan 2 (dynamic) from iteration " + std::to_string(change["iteration"].get<int>()) + ": ";
+  const std::string worker0 = read_file(replanned + "/worker-0.log");
+  const auto line0 = worker0.find(from), line1 = worker1.find(from);
+  ASSERT_NE(line0, std::string::npos) << worker0;
+  ASSERT_NE(line1, std::string::npos) << worker1;
+  EXPECT_EQ(worker0.substr(line0, worker0.find(" (", line0) - line0),
+            worker1.substr(line1, worker1.find(" (", line1) - line1));
+  EXPECT_NE(read_file(replanned + "/ps.log").find("replan: the job runs rank"), std::string::npos);
+
+  const std::string w = read_file(replanned + "/weights.bin");
+  ASSERT_FALSE(w.empty());
+  EXPECT_TRUE(w == read_file(reference + "/weights.bin")) << "re-planning changed the weights";
+}
+
 TEST_F(ClusterTest, PlanFollowsALinkChangeAndTheWeightsStayTheSame) {
   {
     std::ofstream t(dir_ + "/step-up.csv");

@@ -46,6 +46,8 @@ const char* to_string(MessageType t) {
       return "shutdown";
     case MessageType::kPlans:
       return "plans";
+    case MessageType::kReplan:
+      return "replan";
     case MessageType::kPushAck:
       return "push-ack";
   }
@@ -116,7 +118,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
 
   Header& h = r.header;
   const auto type = get<std::uint16_t>(p + 6);
-  if (type < 1 || type > 9) return fail("unknown message type " + std::to_string(type));
+  if (type < 1 || type > 10) return fail("unknown message type " + std::to_string(type));
   h.type = static_cast<MessageType>(type);
   h.sender = static_cast<std::int32_t>(get<std::uint32_t>(p + 8));
   const auto codec = get<std::uint16_t>(p + 12);
@@ -167,10 +169,11 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
     if (h.payload_bytes != expected_payload)
       return fail("init payload of " + std::to_string(h.payload_bytes) + " bytes, expected " +
                   std::to_string(expected_payload));
-  } else if (h.type == MessageType::kPlans) {
+  } else if (h.type == MessageType::kPlans || h.type == MessageType::kReplan) {
     if (h.payload_bytes > limits.max_plans_payload)
-      return fail("plans payload of " + std::to_string(h.payload_bytes) +
-                  " bytes exceeds the limit of " + std::to_string(limits.max_plans_payload));
+      return fail(std::string(to_string(h.type)) + " payload of " +
+                  std::to_string(h.payload_bytes) + " bytes exceeds the limit of " +
+                  std::to_string(limits.max_plans_payload));
   } else if (h.type == MessageType::kHello || h.type == MessageType::kError) {
     std::uint64_t model_bytes = 0;
     for (auto b : limits.unit_bytes) model_bytes += static_cast<std::uint64_t>(b);

@@ -41,6 +41,11 @@ enum class MessageType : std::uint16_t {
   // PS -> every worker, once all have sent theirs: the job's, each the plan of the worker
   // that predicted itself slowest with it (ps/server.h).
   kPlans = 9,
+  // Re-planning a job's full-duplex plan together (ps/server.h). Worker -> PS, after each
+  // of its re-planning evaluations: its prediction of the job's plan and, when it would
+  // change, the plan it proposes with its prediction (JSON). PS -> every worker: the job's
+  // next plan and the iteration it runs from.
+  kReplan = 10,
 };
 const char* to_string(MessageType t);
 
@@ -105,7 +110,7 @@ struct WireLimits {
   std::vector<std::int64_t> unit_bytes;         // bytes of each unit, float32
   std::int32_t max_sender = 1 << 20;            // highest valid rank
   std::uint64_t max_other_payload = 64 * 1024;  // kError, kInit metadata bound
-  std::uint64_t max_plans_payload = 8 << 20;    // kPlans (a sliced plan lists every piece)
+  std::uint64_t max_plans_payload = 8 << 20;    // kPlans, kReplan (a sliced plan lists every piece)
 };
 
 struct DecodeResult {

@@ -145,6 +145,11 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(with(Header{MessageType::kPlans, 1, 3, 0, 0}, 70000)), "");  // JSON
   EXPECT_EQ(error_of(with(Header{MessageType::kPlans, 1, 3, 0, 0}, (8 << 20) + 1)),
             "plans payload of 8388609 bytes exceeds the limit of 8388608");
+  EXPECT_EQ(error_of(with(Header{MessageType::kReplan, 1, 3, 0, 0}, 70000)), "");
+  EXPECT_EQ(error_of(with(Header{MessageType::kReplan, 1, 3, 0, 0}, (8 << 20) + 1)),
+            "replan payload of 8388609 bytes exceeds the limit of 8388608");
+  EXPECT_EQ(error_of(with(Header{static_cast<MessageType>(11), 1, 3, 0, 0}, 0)),
+            "unknown message type 11");
   h = Header{MessageType::kPullRequest, 1, 0, 0, 0};
   h.flags = kFlagInOrder;
   EXPECT_EQ(error_of(with(h, 0)), "");

@@ -75,6 +75,11 @@ struct PsServer::Impl {
   // The workers' plans offered after their warm-ups (rank -> offer), until all are in.
   std::map<int, nlohmann::json> offered;
   bool plans_agreed = false;
+  // Re-planning the job's full-duplex plan together (on_replan): each worker's latest
+  // report on the plan in use (rank -> {current_ms, proposal?}), made from replan_from on.
+  std::map<int, nlohmann::json> reports;
+  std::int64_t replan_from = 0;   // the job's plan in use runs from this iteration
+  std::int64_t newest = 0;        // the highest iteration any pull request or push named
   net::UpdateReport last_update;  // every push ack carries it (the aggregation)
 
   bool traced(std::int64_t iteration) const {
@@ -116,6 +121,7 @@ struct PsServer::Impl {
     send(peer, net::Header{net::MessageType::kError, -1, 0, 0, 0}, why.data(), why.size());
   }
   void on_plans(const std::string& peer, const net::DecodeResult& m);
+  void on_replan(const std::string& peer, const net::DecodeResult& m);
   // arrived: when the message was taken off the socket.
   void handle(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
   void on_hello(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
@@ -230,6 +236,62 @@ void PsServer::Impl::on_plans(const std::string& peer, const net::DecodeResult& 
   offered.clear();
 }
 
+// Re-planning together: a job runs one full-duplex plan (on_plans), so its workers change
+// it together. Once every worker has reported on the plan in use (its own prediction of
+// it, and a plan it proposes when its re-planning would change), the slowest of them by
+// that prediction decides: its proposal, if it made one, becomes every worker's plan from
+// three iterations past the newest the PS has seen (by then each worker has its answer:
+// it arrives before the parameters of the iteration before that, which need gradients
+// not yet pushed). A report made before the plan in use began is about the one before.
+void PsServer::Impl::on_replan(const std::string& peer, const net::DecodeResult& m) {
+  const int rank = m.header.sender;
+  if (!plans_agreed) return send_error(peer, "replan: the job's plans have not been agreed yet");
+  const auto* text = reinterpret_cast<const char*>(m.payload);
+  nlohmann::json j =
+      nlohmann::json::parse(text, text + m.header.payload_bytes, nullptr, /*exceptions=*/false);
+  auto positive = [](const nlohmann::json& o, const char* key) {
+    return o.contains(key) && o[key].is_number() && std::isfinite(o[key].get<double>()) &&
+           o[key].get<double>() > 0;
+  };
+  const bool shaped = j.is_object() && positive(j, "current_ms") &&
+                      (!j.contains("proposal") || j["proposal"].is_null() ||
+                       (j["proposal"].is_object() && positive(j["proposal"], "predicted_ms") &&
+                        j["proposal"].contains("plan") && j["proposal"]["plan"].is_object()));
+  if (!shaped) {
+    ++dropped;
+    log("rank " + std::to_string(rank) + ": replan: not {\"current_ms\", \"proposal\"?}");
+    return send_error(peer,
+                      "replan: payload is not {\"current_ms\": > 0, \"proposal\": "
+                      "{\"predicted_ms\": > 0, \"plan\": {...}} or null}");
+  }
+  if (m.header.iteration < replan_from) return;  // about the plan before
+  reports[rank] = std::move(j);
+  if (static_cast<int>(reports.size()) < options.workers) return;
+  auto slowest = reports.begin();  // ties: the lower rank
+  for (auto r = reports.begin(); r != reports.end(); ++r)
+    if (r->second["current_ms"].get<double>() > slowest->second["current_ms"].get<double>())
+      slowest = r;
+  const nlohmann::json& proposal = slowest->second["proposal"];
+  if (!proposal.is_object()) return;  // the slowest keeps the plan: so does the job
+  replan_from = newest + 3;
+  nlohmann::json change = {
+      {"plan", proposal["plan"]},
+      {"predicted_ms", proposal["predicted_ms"]},
+      {"current_ms", slowest->second["current_ms"]},
+      {"rank", slowest->first},
+      {"from_iteration", replan_from},
+      {"why", proposal.contains("why") && proposal["why"].is_string() ? proposal["why"]
+                                                                      : nlohmann::json("")}};
+  log("replan: the job runs rank " + std::to_string(slowest->first) + "'s plan from iteration " +
+      std::to_string(replan_from) + " (predicted " +
+      std::to_string(slowest->second["current_ms"].get<double>()) + " -> " +
+      std::to_string(proposal["predicted_ms"].get<double>()) + " ms there)");
+  const std::string out = change.dump();
+  for (const auto& [r, id] : peers)
+    send(id, net::Header{net::MessageType::kReplan, -1, replan_from, 0, 0}, out.data(), out.size());
+  reports.clear();
+}
+
 void PsServer::Impl::answer_pulls() {
   if (!store) return;
   std::vector<char> blocked(static_cast<std::size_t>(options.workers), 0);  // by rank
@@ -299,11 +361,13 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         break;
       }
       case net::MessageType::kPullRequest:
+        newest = std::max(newest, h.iteration);
         pending.push_back({peer, h.sender, h.iteration, first, last,
                            (h.flags & net::kFlagInOrder) != 0, arrived});
         break;
       case net::MessageType::kPush: {
         if (!store) return send_error(peer, "push before the parameters were initialised");
+        newest = std::max(newest, h.iteration);
         const auto start = Clock::now();
         const std::vector<int> advanced = store->push(h.sender, first, last, h.iteration,
                                                       reinterpret_cast<const float*>(m.payload));
@@ -333,6 +397,9 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
       }
       case net::MessageType::kPlans:
         on_plans(peer, m);
+        break;
+      case net::MessageType::kReplan:
+        on_replan(peer, m);
         break;
       case net::MessageType::kShutdown:
         ++shut_down;

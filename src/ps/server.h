@@ -18,6 +18,10 @@
 //                                                  PS -> plans, to all, once all N have:
 //                                                  for each index, the plan of the worker
 //                                                  that predicted itself slowest with it
+//   worker -> replan {current_ms, proposal?}       after each re-planning of the job's plan
+//                                                  PS -> replan {plan, from_iteration}, to
+//                                                  all, once all N have reported and the
+//                                                  slowest of them proposed a plan
 //   worker -> shutdown                             PS stops once all N have
 // Every pull reply carries in held_us how long its request waited at the PS, and every
 // push ack how long the push took to process, so a worker can time the transfers alone.

@@ -315,6 +315,78 @@ TEST(PsCluster, InOrderRequestsAreAnsweredInArrivalOrder) {
 // The job's full-duplex plans: the PS answers every worker once all have offered theirs,
 // each strategy with the plan of the worker that predicted itself slowest; a malformed or
 // repeated offer is refused, naming what was wrong, and the server carries on.
+// Re-planning together: once both workers have reported on the job's plan, the slowest
+// one's proposal becomes everyone's plan from three iterations past the newest the PS has
+// seen; without a proposal from the slowest, nothing changes; reports about the plan
+// before are ignored; a malformed or early report is refused.
+TEST(PsCluster, ReplansTheJobFromTheSlowestWorkersProposal) {
+  PsServer ps(server_options(2));
+  ps.start();
+  std::vector<std::unique_ptr<net::Connection>> c = joined(ps, 2);
+  auto send = [&](MessageType type, int r, std::int64_t it, const nlohmann::json& j) {
+    const std::string text = j.dump();
+    c[static_cast<std::size_t>(r)]->send(Header{type, r, it, 0, 0}, text.data(), text.size());
+  };
+  auto report = [](double current_ms, double proposed_ms, const std::string& tag) {
+    nlohmann::json j = {{"current_ms", current_ms}, {"proposal", nullptr}};
+    if (proposed_ms > 0)
+      j["proposal"] = {{"predicted_ms", proposed_ms}, {"plan", {{"tag", tag}}}, {"why", tag}};
+    return j;
+  };
+  auto refused = [&](int r, const std::string& what) {
+    try {
+      c[static_cast<std::size_t>(r)]->receive(5s, "the refusal");
+      return std::string("accepted");
+    } catch (const Error& e) {
+      return std::string(e.what()).find(what) != std::string::npos ? std::string()
+                                                                   : std::string(e.what());
+    }
+  };
+  send(MessageType::kReplan, 0, 3, report(900, 800, "early"));
+  EXPECT_EQ(refused(0, "have not been agreed yet"), "");
+  for (int r = 0; r < 2; ++r) send(MessageType::kPlans, r, 3, {{"plans", nlohmann::json::array()}});
+  for (int r = 0; r < 2; ++r)
+    ASSERT_EQ(c[static_cast<std::size_t>(r)]->receive(5s, "the job's plans").header.type,
+              MessageType::kPlans);
+  send(MessageType::kReplan, 1, 3, {{"current_ms", -1}});
+  EXPECT_EQ(refused(1, "replan: payload is not"), "");
+  c[0]->send(Header{MessageType::kPullRequest, 0, 5, 0, 3}, nullptr, 0);  // the newest: 5
+  auto no_change = [&](int r) {
+    EXPECT_THROW(c[static_cast<std::size_t>(r)]->receive(300ms, "no change"), Timeout);
+  };
+  // Rank 1 is the slower (1000 ms) and keeps the plan: so does the job.
+  send(MessageType::kReplan, 0, 5, report(900, 800, "zero's"));
+  send(MessageType::kReplan, 1, 5, report(1000, 0, ""));
+  no_change(0);
+  // Now rank 1 proposes: everyone runs its plan from iteration 5 + 3.
+  send(MessageType::kReplan, 1, 5, report(1000, 700, "one's"));
+  for (int r = 0; r < 2; ++r) {
+    const net::Message m = c[static_cast<std::size_t>(r)]->receive(5s, "the job's next plan");
+    ASSERT_EQ(m.header.type, MessageType::kReplan);
+    const auto j = nlohmann::json::parse(
+        std::string(reinterpret_cast<const char*>(m.payload()), m.header.payload_bytes));
+    EXPECT_EQ(j["plan"]["tag"], "one's") << j.dump();
+    EXPECT_EQ(j["rank"], 1);
+    EXPECT_EQ(j["from_iteration"], 8);
+    EXPECT_EQ(j["predicted_ms"], 700);
+    EXPECT_EQ(j["current_ms"], 1000);
+    EXPECT_EQ(j["why"], "one's");
+  }
+  // Reports made before iteration 8 judged the plan before: not counted.
+  send(MessageType::kReplan, 0, 7, report(2000, 600, "stale"));
+  send(MessageType::kReplan, 1, 8, report(1000, 0, ""));
+  no_change(1);
+  send(MessageType::kReplan, 0, 8, report(1200, 1100, "zero's again"));
+  const net::Message m = c[1]->receive(5s, "the job's next plan");
+  ASSERT_EQ(m.header.type, MessageType::kReplan);
+  const auto j = nlohmann::json::parse(
+      std::string(reinterpret_cast<const char*>(m.payload()), m.header.payload_bytes));
+  EXPECT_EQ(j["plan"]["tag"], "zero's again");
+  EXPECT_EQ(j["rank"], 0);
+  EXPECT_EQ(j["from_iteration"], 8);  // still 5 the newest seen
+  ps.stop();
+}
+
 TEST(PsCluster, AgreesOnePlanPerStrategyFromTheSlowestWorker) {
   PsServer ps(server_options(2));
   ps.start();

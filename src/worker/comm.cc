@@ -292,6 +292,18 @@ std::vector<plan::TransferSample> Comm::take_aggregations() {
   return std::exchange(aggregations_, {});
 }
 
+void Comm::report_replan(std::int64_t iteration, std::string report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  replan_report_.emplace(iteration, std::move(report));  // replaces one not yet sent
+}
+
+std::optional<std::string> Comm::take_job_replan() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<std::string> change = std::move(job_replan_);
+  job_replan_.reset();
+  return change;
+}
+
 void Comm::wait_for_acks() {
   std::unique_lock<std::mutex> lock(mu_);
   if (!cv_.wait_for(lock, options_.timeout, [&] {
@@ -430,6 +442,13 @@ void Comm::loop() {
               net::encode(net::Header{net::MessageType::kPlans, options_.rank, iteration_, 0, 0},
                           plans_offer_->data(), plans_offer_->size()));
           plans_offer_.reset();
+        }
+        if (replan_report_) {
+          const auto& [iteration, text] = *replan_report_;
+          conn_.send_frame(
+              net::encode(net::Header{net::MessageType::kReplan, options_.rank, iteration, 0, 0},
+                          text.data(), text.size()));
+          replan_report_.reset();
         }
         const bool priority = plan_.credit_bytes > 0;
         while (const std::optional<std::size_t> k = next_push_to_build(priority)) {
@@ -570,10 +589,12 @@ void Comm::loop() {
           incoming_.push_back({down_.deliver_at(now, 0), now, std::move(m)});
           continue;
         }
-        if (m.header.type == net::MessageType::kPlans) {
+        if (m.header.type == net::MessageType::kPlans ||
+            m.header.type == net::MessageType::kReplan) {
           std::lock_guard<std::mutex> lock(mu_);
-          agreed_plans_.emplace(reinterpret_cast<const char*>(m.payload()),
-                                static_cast<std::size_t>(m.header.payload_bytes));
+          (m.header.type == net::MessageType::kPlans ? agreed_plans_ : job_replan_)
+              .emplace(reinterpret_cast<const char*>(m.payload()),
+                       static_cast<std::size_t>(m.header.payload_bytes));
           cv_.notify_all();
           continue;
         }

@@ -75,6 +75,12 @@ class Comm : public model::UnitObserver {
   // the job's (the same shape, each entry with the rank whose plan it is). Timeout naming
   // the wait; the PS's refusal as an Error.
   std::string agree_plans(std::string offer);
+  // Re-planning the job's plan together (ps/server.h): sends this worker's report on it,
+  // made in `iteration` (JSON, {"current_ms", "proposal": {"predicted_ms", "plan"} or
+  // null}), without waiting, and hands over the PS's latest change of the job's plan
+  // ({"plan", "from_iteration", ...}) once, when one has come.
+  void report_replan(std::int64_t iteration, std::string report);
+  std::optional<std::string> take_job_replan();
   // Pulls every unit at version `iteration` into the model and waits for it.
   void fetch_all(std::int64_t iteration);
   // Sends goodbye once everything queued has left and the PS has acknowledged every
@@ -159,7 +165,9 @@ class Comm : public model::UnitObserver {
   bool stop_ = false, send_goodbye_ = false;
   std::optional<std::string> plans_offer_;   // to send (comm thread)
   std::optional<std::string> agreed_plans_;  // the PS's answer
-  std::uint64_t last_update_ = 0;            // the PS's newest update reported so far
+  std::optional<std::pair<std::int64_t, std::string>> replan_report_;  // to send (comm thread)
+  std::optional<std::string> job_replan_;  // the PS's latest change, not yet taken
+  std::uint64_t last_update_ = 0;          // the PS's newest update reported so far
   std::vector<plan::TransferSample> aggregations_;
   struct PullRequest {
     std::int64_t iteration;

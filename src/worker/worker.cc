@@ -105,6 +105,25 @@ Replanned estimate(const plan::UnitTimeEstimator& compute, plan::LinkEstimator d
   return r;
 }
 
+// A plan another worker made, as the PS handed it over (`whose` names it): parsed and
+// checked against this worker's model and the job's atoms, an Error saying why not.
+plan::Plan plan_from_peer(const nlohmann::json& j, const plan::ModelProfile& profile,
+                          const plan::Slicing& slicing, const std::string& whose) {
+  try {
+    const std::int64_t atoms =
+        j.is_object() && j.contains("atom_params") && j["atom_params"].is_number_integer()
+            ? j["atom_params"].get<std::int64_t>()
+            : 0;
+    plan::Plan p = plan::plan_from_json(
+        j, atoms > 0 ? plan::Slicing::make(profile, atoms).num_atoms() : profile.num_units(),
+        whose);
+    (void)slicing.lift(p);  // the job's atoms can carry it
+    return p;
+  } catch (const InvalidInput& x) {
+    throw Error(whose + " is unusable here: " + x.what());
+  }
+}
+
 // One full-duplex plan per strategy for the whole job (ps/server.h): each worker offers
 // the ones it made with its prediction, and every worker runs, for each, the plan of the
 // worker that predicted itself slowest with it. A full-duplex plan's releases wait for
@@ -139,20 +158,9 @@ void agree_on_full_duplex_plans(Comm& comm, const WorkerOptions& o,
                   " is not a full-duplex plan of this worker's");
     const int from = e["rank"].get<int>();
     if (from == o.rank) continue;
-    plan::Plan p;
-    try {
-      const nlohmann::json& j = e["plan"];
-      const std::int64_t atoms = j.contains("atom_params") && j["atom_params"].is_number_integer()
-                                     ? j["atom_params"].get<std::int64_t>()
-                                     : 0;
-      p = plan::plan_from_json(
-          j, atoms > 0 ? plan::Slicing::make(profile, atoms).num_atoms() : profile.num_units(),
-          context);
-      (void)slicing.lift(p);  // the job's atoms can carry it
-    } catch (const InvalidInput& x) {
-      throw Error(context + ": rank " + std::to_string(from) + "'s plan for strategy " +
-                  std::to_string(k) + " is unusable here: " + x.what());
-    }
+    const plan::Plan p = plan_from_peer(
+        e["plan"], profile, slicing,
+        context + ": rank " + std::to_string(from) + "'s plan for strategy " + std::to_string(k));
     if (!p.full_duplex || p.scheduler != plans[k].scheduler)
       throw Error(context + ": rank " + std::to_string(from) + "'s plan for strategy " +
                   std::to_string(k) + " is '" + p.scheduler + "', not full-duplex '" +
@@ -297,7 +305,12 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   const plan::ReplanMode mode = o.rotation.empty() ? o.replan : plan::ReplanMode::kStatic;
   plan::ReplanPolicy policy(o.scheduler, o.planner, o.replan_options);
   plan::PlannerOptions planner = o.planner;  // with the warm-up's compute spread (below)
-  bool job_plan_fixed = false;               // a job's agreed full-duplex plan: no re-planning
+  // A job's agreed full-duplex plan (several workers): re-planned together through the PS
+  // (ps/server.h), each worker reporting what its own re-planning decides.
+  bool job_plan = false;
+  std::int64_t job_plan_from = 0;            // the job's plan in use runs from this iteration
+  std::optional<nlohmann::json> job_change;  // the PS's next plan for the job, not yet due
+  std::int64_t replanning_from = 0;          // the iteration the task in flight started in
   plan::UnitTimeEstimator compute_estimator(static_cast<std::size_t>(n_units), o.estimator);
   plan::LinkEstimator down_estimator(o.estimator), up_estimator(o.estimator);
   std::future<Replanned> replanning;  // the task in flight, if any
@@ -562,16 +575,17 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       current_plan_id = 1;
       policy.adopt(it, result.plans[0].plan, profile, link);
       if (o.workers > 1 && result.plans[0].plan.full_duplex && mode != plan::ReplanMode::kStatic) {
-        job_plan_fixed = true;  // re-planned on each worker alone, the plans would part again
-        progress << "worker " << o.rank << ": no re-planning: the job runs one full-duplex plan, "
-                 << "and its workers do not yet re-plan together\n";
+        job_plan = true;  // re-planned on each worker alone, the plans would part again
+        job_plan_from = it;
+        progress << "worker " << o.rank << ": the job runs one full-duplex plan; its workers "
+                 << "re-plan it together (the slowest one's proposal, through the PS)\n";
       }
       oracle_row = link_row.load();
     }
     replay.rethrow();  // a failed trace step (e.g. a bad rate) ends the run, named
     std::string plan_change;
     double predicted_gain_ms = 0;
-    if (it > o.warmup && mode != plan::ReplanMode::kStatic && !job_plan_fixed) {
+    if (it > o.warmup && mode != plan::ReplanMode::kStatic) {
       auto adopt = [&](const plan::ReplanDecision& d, const plan::ModelProfile& p,
                        const plan::LinkProfile& l, const std::string& why) {
         policy.adopt(it, d.plan, p, l);
@@ -600,6 +614,61 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         return estimate(compute_estimator, down_estimator, up_estimator, profile, given_link,
                         comm.latency_ms());
       };
+      // What a re-planning decided: adopted, or for a job's plan reported to the PS (its
+      // prediction of the plan in use, and the plan it would change to), which changes the
+      // job's plan for every worker when the slowest proposes one (below).
+      auto consider = [&](const plan::ReplanDecision& d, const plan::ModelProfile& p,
+                          const plan::LinkProfile& l, const std::string& why) {
+        if (!job_plan) {
+          if (d.change) adopt(d, p, l, why);
+          return;
+        }
+        if (!(d.current_ms > 0) || !std::isfinite(d.current_ms)) return;
+        nlohmann::json report = {{"current_ms", d.current_ms}, {"proposal", nullptr}};
+        if (d.change && d.best_ms > 0 && std::isfinite(d.best_ms))
+          report["proposal"] = {
+              {"predicted_ms", d.best_ms}, {"plan", plan::to_json(d.plan)}, {"why", why}};
+        comm.report_replan(it, report.dump());
+      };
+      if (job_plan) {
+        if (const std::optional<std::string> text = comm.take_job_replan()) {
+          const std::string context =
+              "worker " + std::to_string(o.rank) + ": the job's next plan from the PS";
+          nlohmann::json c = nlohmann::json::parse(*text, nullptr, false);
+          if (!c.is_object() || !c.contains("plan") || !c.contains("from_iteration") ||
+              !c["from_iteration"].is_number_integer() || !c.contains("rank") ||
+              !c["rank"].is_number_integer() || !c.contains("predicted_ms") ||
+              !c["predicted_ms"].is_number() || !c.contains("current_ms") ||
+              !c["current_ms"].is_number())
+            throw Error(context + ": not {plan, from_iteration, rank, predicted_ms, current_ms}: " +
+                        text->substr(0, 200));
+          job_change = std::move(c);
+        }
+        if (job_change && it >= (*job_change)["from_iteration"].get<std::int64_t>()) {
+          const nlohmann::json& c = *job_change;
+          const int from = c["rank"].get<int>();
+          plan::ReplanDecision d;
+          d.change = true;
+          d.plan = plan_from_peer(c["plan"], profile, slicing,
+                                  "worker " + std::to_string(o.rank) + ": rank " +
+                                      std::to_string(from) + "'s proposal for the job");
+          if (!d.plan.full_duplex || d.plan.scheduler != o.scheduler)
+            throw Error("worker " + std::to_string(o.rank) + ": rank " + std::to_string(from) +
+                        "'s proposal for the job is '" + d.plan.scheduler + "', not full-duplex '" +
+                        o.scheduler + "'");
+          d.current_ms = c["current_ms"].get<double>();  // the proposer's predictions
+          d.best_ms = c["predicted_ms"].get<double>();
+          const Replanned r = estimates_now();
+          const std::string why = c.contains("why") && c["why"].is_string()
+                                      ? c["why"].get<std::string>()
+                                      : std::string();
+          adopt(d, r.profile, r.link,
+                "the job's plan, proposed by rank " + std::to_string(from) +
+                    " (the slowest by its prediction)" + (why.empty() ? "" : ": " + why));
+          job_plan_from = it;
+          job_change.reset();
+        }
+      }
       if (mode == plan::ReplanMode::kDynamic) {
         // Consume a finished task; start the next one when a change would be allowed.
         if (replanning.valid() &&
@@ -612,10 +681,14 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                                  std::chrono::duration<double, std::milli>(4 * r.planning_ms));
           down_estimator.hold_overhead(r.held_down_ms);
           up_estimator.hold_overhead(r.held_up_ms);
-          if (r.decision.change && policy.due(it))
-            adopt(r.decision, r.profile, r.link, r.decision.why);
+          if (replanning_from >= job_plan_from) {  // else it judged the job's previous plan
+            plan::ReplanDecision d = r.decision;
+            d.change = d.change && policy.due(it);
+            consider(d, r.profile, r.link, d.why);
+          }
         }
         if (!replanning.valid() && policy.due(it + 1) && Clock::now() >= next_replan_start) {
+          replanning_from = it;
           replanning = std::async(
               std::launch::async,
               [policy, compute = compute_estimator, down = down_estimator, up = up_estimator,
@@ -632,9 +705,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         // The paper's policy: plan afresh at every epoch's start from what was measured.
         Replanned r = estimates_now();
         r.decision = policy.evaluate(r.profile, r.link, kAnyGain);
-        if (r.decision.change)
-          adopt(r.decision, r.profile, r.link,
-                "epoch " + std::to_string(epoch) + " starts; " + r.decision.why);
+        consider(r.decision, r.profile, r.link,
+                 "epoch " + std::to_string(epoch) + " starts; " + r.decision.why);
       } else if (mode == plan::ReplanMode::kOracle && link_row.load() != oracle_row) {
         // Handed the true link figures at every change (the overheads as estimated).
         oracle_row = link_row.load();
@@ -644,9 +716,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         r.link.up_bps = row.up_bps;
         r.link.latency_ms = row.latency_ms;
         r.decision = policy.evaluate(r.profile, r.link, kAnyGain);
-        if (r.decision.change)
-          adopt(r.decision, r.profile, r.link,
-                "the link changed at " + fmt_g(row.time_s) + " s (oracle); " + r.decision.why);
+        consider(r.decision, r.profile, r.link,
+                 "the link changed at " + fmt_g(row.time_s) + " s (oracle); " + r.decision.why);
       }
     }
     // The plan of iteration i >= warm-up: the rotation's turn, or the plan in use.
