@@ -419,9 +419,9 @@ void run_bench(const BenchFlags& f) {
     auto aggregation_note = [&](const nlohmann::json& m) -> std::string {
       if (!m.contains("aggregation") || m["aggregation"].value("samples", 0) == 0) return "";
       const auto& a = m["aggregation"];
-      return "; the PS's aggregation of a push (fitted from the " +
+      return "; the PS's aggregation of a push that completes its units (fitted from the " +
              std::to_string(a["samples"].get<int>()) +
-             " warm-up pushes of worker 0's that completed their units, charged by the "
+             " updates the PS reported in worker 0's warm-up acks, charged by the "
              "full-duplex model): " +
              fmt("%.2f ms", a["ms"].get<double>()) + " + " +
              fmt("%.2f ms/MB", a["ms_per_mb"].get<double>());
