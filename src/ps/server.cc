@@ -117,6 +117,11 @@ struct PsServer::Impl {
       if (id == peer) return "rank " + std::to_string(rank);
     return "an unknown peer";
   }
+  // A JSON text for every worker that has joined (the job's plans, a change of them).
+  void to_every_worker(net::MessageType type, std::int64_t iteration, const std::string& text) {
+    for (const auto& [rank, id] : peers)
+      send(id, net::Header{type, -1, iteration, 0, 0}, text.data(), text.size());
+  }
   void send_error(const std::string& peer, const std::string& why) {
     send(peer, net::Header{net::MessageType::kError, -1, 0, 0, 0}, why.data(), why.size());
   }
@@ -229,9 +234,7 @@ void PsServer::Impl::on_plans(const std::string& peer, const net::DecodeResult& 
     agreed["plans"].push_back(std::move(e));
   }
   const std::string text_out = agreed.dump();
-  for (const auto& [r, id] : peers)
-    send(id, net::Header{net::MessageType::kPlans, -1, m.header.iteration, 0, 0}, text_out.data(),
-         text_out.size());
+  to_every_worker(net::MessageType::kPlans, m.header.iteration, text_out);
   plans_agreed = true;
   offered.clear();
 }
@@ -287,8 +290,7 @@ void PsServer::Impl::on_replan(const std::string& peer, const net::DecodeResult&
       std::to_string(slowest->second["current_ms"].get<double>()) + " -> " +
       std::to_string(proposal["predicted_ms"].get<double>()) + " ms there)");
   const std::string out = change.dump();
-  for (const auto& [r, id] : peers)
-    send(id, net::Header{net::MessageType::kReplan, -1, replan_from, 0, 0}, out.data(), out.size());
+  to_every_worker(net::MessageType::kReplan, replan_from, out);
   reports.clear();
 }
 
