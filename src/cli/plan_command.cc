@@ -243,6 +243,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--first-bucket-mb", flags->planner.first_bucket_mb,
                   "bucket: first bucket's cap in MiB")
       ->capture_default_str();
+  cmd->add_option("--fd-evaluations", flags->planner.fd_max_evaluations,
+                  "dynacomm-fd: simulations its local search may run per family")
+      ->capture_default_str();
   cmd->callback([flags]() {
     int rc = run_plan(*flags);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -30,6 +30,9 @@ struct PlannerOptions {
   // `dynacomm-fd`: besides whole units, it searches plans over units cut into slices of
   // these sizes (parameters), and keeps the fastest.
   std::vector<std::int64_t> fd_slice_params{1000000, 200000, 40000};
+  // `dynacomm-fd`: simulations its local search may run per family searched (above the
+  // exhaustive size; DuplexPlannerOptions::max_evaluations). Re-planning passes fewer.
+  long fd_max_evaluations = 200000;
   // Several workers whose compute differs: with workers > 1 and a spread given, a
   // full-duplex plan is predicted with the model of several workers (plan/duplex.h), worker
   // w of iteration k computing with the profile scaled by compute_spread[(k + w) % n]

@@ -58,6 +58,8 @@ void PlannerOptions::validate() const {
   for (std::int64_t s : fd_slice_params)
     if (s <= 0) throw InvalidInput("planner options: dynacomm-fd slice sizes must be positive");
   if (workers < 1) throw InvalidInput("planner options: workers must be at least 1");
+  if (fd_max_evaluations < 1)
+    throw InvalidInput("planner options: dynacomm-fd's search needs at least 1 evaluation");
   for (const ComputeFactors& f : compute_spread)
     for (const std::vector<double>* pass : {&f.forward, &f.backward})
       for (double x : *pass)

@@ -157,6 +157,29 @@ TEST(SlicedPlanners, DynacommFdIsNeverPredictedSlowerThanThePeers) {
   }
 }
 
+// A smaller search budget (what re-planning passes) still gives a whole, valid plan and,
+// the search being deterministic, never a faster one than the full budget finds; a budget
+// of 0 is refused.
+TEST(SlicedPlanners, DynacommFdSearchesWithinItsBudget) {
+  std::mt19937_64 rng(37);
+  int slower = 0;
+  for (int trial = 0; trial < 6; ++trial) {
+    const ModelProfile p = random_float32_profile(rng, 12, 16);  // above the exhaustive size
+    const LinkProfile l = testing::random_link(rng);
+    PlannerOptions full, budget;
+    full.fd_slice_params = budget.fd_slice_params = {1'000'000};
+    budget.fd_max_evaluations = 200;
+    const double full_ms = predict_ms(p, l, make_plan("dynacomm-fd", p, l, full));
+    const double budget_ms = predict_ms(p, l, make_plan("dynacomm-fd", p, l, budget));
+    EXPECT_GE(budget_ms, full_ms * (1 - 1e-9)) << "trial " << trial;
+    slower += budget_ms > full_ms * (1 + 1e-9);
+  }
+  std::printf("200 evaluations: slower than the full search in %d of 6 cases\n", slower);
+  PlannerOptions none;
+  none.fd_max_evaluations = 0;
+  EXPECT_THROW(none.validate(), InvalidInput);
+}
+
 // Among plans predicted equal, dynacomm-fd keeps the one that holds up best at half the
 // bandwidth. A compute-bound case (found by a random search, kept here): ByteScheduler's
 // plan and others reach the compute bound on this link; at half the bandwidth they part.

@@ -59,12 +59,14 @@ Plan plan_dynacomm_fd(const ModelProfile& profile, const LinkProfile& link,
     p.atom_params = slice;
     found.push_back({std::move(p), ms, slower_ms});
   };
-  consider(plan_duplex(profile, link), profile, 0);
+  DuplexPlannerOptions search;
+  search.max_evaluations = options.fd_max_evaluations;
+  consider(plan_duplex(profile, link, search), profile, 0);
   for (std::int64_t slice : options.fd_slice_params) {
     const Slicing s = Slicing::make(profile, slice);
     const ModelProfile atoms = s.atom_profile(profile);
     if (s.num_atoms() > profile.num_units() && s.num_atoms() <= 3 * profile.num_units())
-      consider(plan_duplex(atoms, link), atoms, slice);
+      consider(plan_duplex(atoms, link, search), atoms, slice);
     for (int pieces : {1, 2, 4, 8, 16})  // by priority: every piece alone
       consider(priority_plan(s, static_cast<std::int64_t>(pieces) * slice * 4), atoms, slice);
   }
