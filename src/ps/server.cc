@@ -6,6 +6,7 @@
 #include <deque>
 #include <future>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
@@ -276,7 +277,9 @@ void PsServer::Impl::on_replan(const std::string& peer, const net::DecodeResult&
       slowest = r;
   const nlohmann::json& proposal = slowest->second["proposal"];
   if (!proposal.is_object()) return;  // the slowest keeps the plan: so does the job
-  replan_from = newest + 3;
+  // (A peer's iteration is any non-negative int64: no overflow past the largest.)
+  replan_from =
+      newest + std::min<std::int64_t>(3, std::numeric_limits<std::int64_t>::max() - newest);
   nlohmann::json change = {
       {"plan", proposal["plan"]},
       {"predicted_ms", proposal["predicted_ms"]},
