@@ -84,6 +84,28 @@ class ClusterTest : public ::testing::Test {
     c.wait();
     return read_file(out + "/weights.bin");
   }
+  // `dynacomm train` (lenet5, 2 workers) whose links step from 2 to 100 Mbit/s at 14 s,
+  // re-planned (--replan dynamic, threshold 2%) with `flags`, into dir_/replanned; and the
+  // same job with the sequential plan on 1 Gbit/s, into dir_/reference, whose weights any
+  // plan must reproduce bit for bit. On failure: the log of the run that failed.
+  ::testing::AssertionResult step_up_and_reference(int iterations, const std::string& flags) {
+    std::ofstream(dir_ + "/step-up.csv")
+        << "time_s,down,up,latency\n0,2mbit,2mbit,1ms\n14,100mbit,100mbit,1ms\n";
+    const std::string common = " train --model lenet5 --iterations " + std::to_string(iterations) +
+                               " --warmup 2 --batch 32 --train-samples 2000"
+                               " --test-samples 100 --latency 1ms";
+    const std::pair<std::string, std::string> runs[] = {
+        {"replanned", " --down 2mbit --link-trace " + dir_ +
+                          "/step-up.csv --replan dynamic --replan-threshold 0.02" + flags},
+        {"reference", " --down 1gbit --scheduler sequential --replan static"}};
+    for (const auto& [name, rest] : runs) {
+      const std::string log = dir_ + "/" + name + ".log";
+      const std::string cmd = std::string(DYNACOMM_EXE) + common + rest + " --out " + dir_ + "/" +
+                              name + " > " + log + " 2>&1";
+      if (std::system(cmd.c_str()) != 0) return ::testing::AssertionFailure() << read_file(log);
+    }
+    return ::testing::AssertionSuccess();
+  }
   // `dynacomm train` (lenet5) with a device-slowdown trace of `rows` (after the CSV header)
   // and more flags; the run folder is dir_/name. On failure: the log.
   ::testing::AssertionResult train_with_slowdowns(const std::string& name, const std::string& rows,
@@ -302,31 +324,12 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
             std::string::npos);
 }
 
-// The link gets 50x faster mid-run, at 14 s, well after warm-up (start-up and warm-up take
-// about 6 s at 2 Mbit/s here): the worker sees it in its transfers, re-plans (logged in
-// metrics.csv, summary.json and the trace), and learning is untouched: the weights equal a
-// run with the sequential plan bit for bit.
 // A job's full-duplex plan is re-planned together: when both links step up, the workers
 // report to the PS, which hands both the slowest one's proposal for one iteration; the
 // weights stay those of a static sequential run.
 TEST_F(ClusterTest, WorkersReplanTheJobsFullDuplexPlanTogether) {
-  {
-    std::ofstream t(dir_ + "/step-up.csv");
-    t << "time_s,down,up,latency\n0,2mbit,2mbit,1ms\n14,100mbit,100mbit,1ms\n";
-  }
-  const std::string common =
-      " train --model lenet5 --iterations 60 --warmup 2 --batch 32 --train-samples 2000"
-      " --test-samples 100 --latency 1ms";
-  const std::string replanned = dir_ + "/together", reference = dir_ + "/reference";
-  std::string cmd = std::string(DYNACOMM_EXE) + common + " --scheduler dynacomm-fd" +
-                    " --down 2mbit --link-trace " + dir_ +
-                    "/step-up.csv --replan dynamic --replan-threshold 0.02 --out " + replanned +
-                    " > " + dir_ + "/together.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/together.log");
-  cmd = std::string(DYNACOMM_EXE) + common + " --down 1gbit --scheduler sequential" +
-        " --replan static --out " + reference + " > " + dir_ + "/reference.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/reference.log");
-
+  ASSERT_TRUE(step_up_and_reference(60, " --scheduler dynacomm-fd"));
+  const std::string replanned = dir_ + "/replanned", reference = dir_ + "/reference";
   const nlohmann::json summary = nlohmann::json::parse(read_file(replanned + "/summary.json"));
   const std::string worker1 = read_file(replanned + "/worker-1.log");
   ASSERT_GE(summary["plan_changes"].size(), 1u) << read_file(replanned + "/worker-0.log");
@@ -352,23 +355,13 @@ TEST_F(ClusterTest, WorkersReplanTheJobsFullDuplexPlanTogether) {
   EXPECT_TRUE(w == read_file(reference + "/weights.bin")) << "re-planning changed the weights";
 }
 
+// The link gets 50x faster mid-run, at 14 s, well after warm-up (start-up and warm-up take
+// about 6 s at 2 Mbit/s here): the worker sees it in its transfers, re-plans (logged in
+// metrics.csv, summary.json and the trace), and learning is untouched: the weights equal a
+// run with the sequential plan bit for bit.
 TEST_F(ClusterTest, PlanFollowsALinkChangeAndTheWeightsStayTheSame) {
-  {
-    std::ofstream t(dir_ + "/step-up.csv");
-    t << "time_s,down,up,latency\n0,2mbit,2mbit,1ms\n14,100mbit,100mbit,1ms\n";
-  }
-  const std::string common =
-      " train --model lenet5 --iterations 30 --warmup 2 --batch 32 --train-samples 2000"
-      " --test-samples 100 --latency 1ms";
+  ASSERT_TRUE(step_up_and_reference(30, ""));
   const std::string replanned = dir_ + "/replanned", reference = dir_ + "/reference";
-  std::string cmd = std::string(DYNACOMM_EXE) + common + " --down 2mbit --link-trace " + dir_ +
-                    "/step-up.csv --replan dynamic --replan-threshold 0.02 --out " + replanned +
-                    " > " + dir_ + "/replanned.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/replanned.log");
-  cmd = std::string(DYNACOMM_EXE) + common + " --down 1gbit --scheduler sequential" +
-        " --replan static --out " + reference + " > " + dir_ + "/reference.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/reference.log");
-
   const nlohmann::json summary = nlohmann::json::parse(read_file(replanned + "/summary.json"));
   ASSERT_GE(summary["plan_changes"].size(), 1u) << read_file(replanned + "/worker-0.log");
   const auto& change = summary["plan_changes"][0];
