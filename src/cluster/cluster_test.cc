@@ -84,6 +84,14 @@ class ClusterTest : public ::testing::Test {
     c.wait();
     return read_file(out + "/weights.bin");
   }
+  // Runs `dynacomm ARGS --out dir_/NAME`, its output in dir_/NAME.log. On failure: the log.
+  ::testing::AssertionResult run_dynacomm(const std::string& name, const std::string& args) {
+    const std::string log = dir_ + "/" + name + ".log";
+    const std::string cmd = std::string(DYNACOMM_EXE) + " " + args + " --out " + dir_ + "/" + name +
+                            " > " + log + " 2>&1";
+    if (std::system(cmd.c_str()) == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << read_file(log);
+  }
   // `dynacomm train` (lenet5, 2 workers) whose links step from 2 to 100 Mbit/s at 14 s,
   // re-planned (--replan dynamic, threshold 2%) with `flags`, into dir_/replanned; and the
   // same job with the sequential plan on 1 Gbit/s, into dir_/reference, whose weights any
@@ -91,34 +99,27 @@ class ClusterTest : public ::testing::Test {
   ::testing::AssertionResult step_up_and_reference(int iterations, const std::string& flags) {
     std::ofstream(dir_ + "/step-up.csv")
         << "time_s,down,up,latency\n0,2mbit,2mbit,1ms\n14,100mbit,100mbit,1ms\n";
-    const std::string common = " train --model lenet5 --iterations " + std::to_string(iterations) +
+    const std::string common = "train --model lenet5 --iterations " + std::to_string(iterations) +
                                " --warmup 2 --batch 32 --train-samples 2000"
                                " --test-samples 100 --latency 1ms";
     const std::pair<std::string, std::string> runs[] = {
         {"replanned", " --down 2mbit --link-trace " + dir_ +
                           "/step-up.csv --replan dynamic --replan-threshold 0.02" + flags},
         {"reference", " --down 1gbit --scheduler sequential --replan static"}};
-    for (const auto& [name, rest] : runs) {
-      const std::string log = dir_ + "/" + name + ".log";
-      const std::string cmd = std::string(DYNACOMM_EXE) + common + rest + " --out " + dir_ + "/" +
-                              name + " > " + log + " 2>&1";
-      if (std::system(cmd.c_str()) != 0) return ::testing::AssertionFailure() << read_file(log);
-    }
+    for (const auto& [name, rest] : runs)
+      if (::testing::AssertionResult r = run_dynacomm(name, common + rest); !r) return r;
     return ::testing::AssertionSuccess();
   }
   // `dynacomm train` (lenet5) with a device-slowdown trace of `rows` (after the CSV header)
   // and more flags; the run folder is dir_/name. On failure: the log.
   ::testing::AssertionResult train_with_slowdowns(const std::string& name, const std::string& rows,
                                                   const std::string& flags) {
-    const std::string trace = dir_ + "/" + name + ".csv", log = dir_ + "/" + name + ".log";
+    const std::string trace = dir_ + "/" + name + ".csv";
     std::ofstream(trace) << "time_s,factor,worker\n" << rows;
-    const std::string cmd = std::string(DYNACOMM_EXE) +
-                            " train --model lenet5 --batch 32 --train-samples 4000"
-                            " --test-samples 100 --latency 1ms " +
-                            flags + " --device-slowdown-trace " + trace + " --out " + dir_ + "/" +
-                            name + " > " + log + " 2>&1";
-    if (std::system(cmd.c_str()) == 0) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << read_file(log);
+    return run_dynacomm(name,
+                        "train --model lenet5 --batch 32 --train-samples 4000 --test-samples 100"
+                        " --latency 1ms " +
+                            flags + " --device-slowdown-trace " + trace);
   }
   std::string dir_;
 };
@@ -139,13 +140,11 @@ TEST_F(ClusterTest, EveryStrategyGivesBitIdenticalWeights) {
 // least 400 ms (measured 544-558). Acks taken off the socket at once came back in one
 // latency: 285-289 ms. A busy machine only makes the span longer.
 TEST_F(ClusterTest, PriorityCreditWaitsARoundTripForTheAck) {
-  const std::string out = dir_ + "/p3", log = dir_ + "/p3.log";
-  const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " train --model cnn --scheduler p3 --iterations 5 --warmup 2 --batch 32"
-                          " --train-samples 1000 --test-samples 100 --down 1gbit --latency 50ms"
-                          " --threads 1 --out " +
-                          out + " > " + log + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(log);
+  const std::string out = dir_ + "/p3";
+  ASSERT_TRUE(run_dynacomm("p3",
+                           "train --model cnn --scheduler p3 --iterations 5 --warmup 2 --batch 32"
+                           " --train-samples 1000 --test-samples 100 --down 1gbit --latency 50ms"
+                           " --threads 1"));
   const auto trace = nlohmann::json::parse(read_file(out + "/trace.json"));
   std::map<std::int64_t, std::pair<double, double>> span;  // worker 0's pushes: first, last
   for (const auto& e : trace["traceEvents"])
@@ -184,14 +183,10 @@ TEST_F(ClusterTest, PriorityCreditWaitsARoundTripForTheAck) {
 // One worker through the PS computes exactly what --local training computes.
 TEST_F(ClusterTest, OneWorkerEqualsLocalTraining) {
   const std::string via_ps = run("one", 1, "dynacomm");
-  const std::string local_dir = dir_ + "/local";
-  const std::string cmd =
-      std::string(DYNACOMM_EXE) +
-      " train --local --iterations 5 --batch 32 --train-samples 1000 --test-samples 100"
-      " --threads 1 --lr-schedule cosine --out " +
-      local_dir + " > " + dir_ + "/local.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/local.log");
-  EXPECT_TRUE(read_file(local_dir + "/weights.bin") == via_ps);
+  ASSERT_TRUE(run_dynacomm("local",
+                           "train --local --iterations 5 --batch 32 --train-samples 1000"
+                           " --test-samples 100 --threads 1 --lr-schedule cosine"));
+  EXPECT_TRUE(read_file(dir_ + "/local/weights.bin") == via_ps);
   // A lone worker's every push completes its units: the PS flagged all five of the
   // warm-up's (sequential: one; layerwise: one per unit of cnn's four), and the worker
   // fitted the PS's aggregation from them.
@@ -207,11 +202,9 @@ TEST_F(ClusterTest, OneWorkerEqualsLocalTraining) {
 // The embedded default as a user runs it: summary, metrics, weights and one merged trace.
 TEST_F(ClusterTest, TrainWritesTheRunFolder) {
   const std::string out = dir_ + "/train";
-  const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " train --iterations 4 --warmup 1 --batch 32 --train-samples 1000"
-                          " --test-samples 100 --down 1gbit --latency 1ms --out " +
-                          out + " > " + dir_ + "/train.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/train.log");
+  ASSERT_TRUE(run_dynacomm("train",
+                           "train --iterations 4 --warmup 1 --batch 32 --train-samples 1000"
+                           " --test-samples 100 --down 1gbit --latency 1ms"));
   EXPECT_NE(read_file(dir_ + "/train.log").find("sequential would take"), std::string::npos);
   nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
   for (const char* key : {"scheduler", "model", "workers", "iterations", "median_iteration_ms",
@@ -279,12 +272,11 @@ TEST_F(ClusterTest, TrainWritesTheRunFolder) {
 // dynacomm bench: strategies taking turns on one cluster; the results folder a user reads.
 TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
   const std::string out = dir_ + "/bench";
-  const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " bench --model cnn --schedulers sequential,dynacomm,p3 --iterations 2"
-                          " --block 3 --settle 2 --batch 16 --train-samples 1000 --test-samples 100"
-                          " --sweep-bandwidth 200mbit,1gbit --latency 1ms --out " +
-                          out + " > " + dir_ + "/bench.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/bench.log");
+  ASSERT_TRUE(
+      run_dynacomm("bench",
+                   "bench --model cnn --schedulers sequential,dynacomm,p3 --iterations 2"
+                   " --block 3 --settle 2 --batch 16 --train-samples 1000 --test-samples 100"
+                   " --sweep-bandwidth 200mbit,1gbit --latency 1ms"));
   nlohmann::json rows = nlohmann::json::parse(read_file(out + "/bench.json"));
   ASSERT_EQ(rows.size(), 6u);  // 3 strategies x 2 bandwidths
   for (const auto& r : rows) {
@@ -395,12 +387,10 @@ TEST_F(ClusterTest, BenchComparesReplanningPoliciesOnATrace) {
     t << "# faster after 3 s\ntime_s,down,up,latency\n0,50mbit,50mbit,1ms\n3,1gbit,1gbit,1ms\n";
   }
   const std::string out = dir_ + "/bench";
-  const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " bench --model lenet5 --iterations 8 --batch 32 --train-samples 2000"
-                          " --test-samples 100 --latency 1ms --link-trace " +
-                          dir_ + "/trace.csv --policies dynacomm,dynacomm-static,oracle --out " +
-                          out + " > " + dir_ + "/bench.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/bench.log");
+  ASSERT_TRUE(run_dynacomm("bench",
+                           "bench --model lenet5 --iterations 8 --batch 32 --train-samples 2000"
+                           " --test-samples 100 --latency 1ms --link-trace " +
+                               dir_ + "/trace.csv --policies dynacomm,dynacomm-static,oracle"));
   const nlohmann::json rows = nlohmann::json::parse(read_file(out + "/bench.json"));
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0]["scheduler"], "dynacomm");
@@ -479,12 +469,10 @@ TEST_F(ClusterTest, EveryWorkerPlansForTheSlowestWorkersCompute) {
 // job's prediction from worker 1's, which its own link cannot show.
 TEST_F(ClusterTest, TheJobIsPredictedFromTheSlowestWorkersLink) {
   const std::string out = dir_ + "/slowlink";
-  const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " train --model lenet5 --iterations 9 --batch 32 --train-samples 1000"
-                          " --test-samples 100 --down 1gbit --latency 1ms"
-                          " --link 1:4mbit,4mbit,1ms --out " +
-                          out + " > " + dir_ + "/slowlink.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/slowlink.log");
+  ASSERT_TRUE(run_dynacomm("slowlink",
+                           "train --model lenet5 --iterations 9 --batch 32 --train-samples 1000"
+                           " --test-samples 100 --down 1gbit --latency 1ms"
+                           " --link 1:4mbit,4mbit,1ms"));
   const nlohmann::json s = nlohmann::json::parse(read_file(out + "/summary.json"));
   const double measured = s["median_iteration_ms"], own = s["predicted_ms"],
                job = s["predicted_slowest_ms"];
@@ -506,12 +494,10 @@ TEST_F(ClusterTest, TheJobIsPredictedFromTheSlowestWorkersLink) {
 // pull in worker 1's segments.
 TEST_F(ClusterTest, WorkersOfAJobRunOneFullDuplexPlan) {
   const std::string out = dir_ + "/oneplan";
-  const std::string cmd = std::string(DYNACOMM_EXE) +
-                          " train --model lenet5 --workers 2 --scheduler dynacomm-fd"
-                          " --iterations 9 --batch 32 --train-samples 1000 --test-samples 100"
-                          " --down 1gbit --latency 1ms --link 1:4mbit,4mbit,1ms --out " +
-                          out + " > " + dir_ + "/oneplan.log 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(dir_ + "/oneplan.log");
+  ASSERT_TRUE(run_dynacomm("oneplan",
+                           "train --model lenet5 --workers 2 --scheduler dynacomm-fd"
+                           " --iterations 9 --batch 32 --train-samples 1000 --test-samples 100"
+                           " --down 1gbit --latency 1ms --link 1:4mbit,4mbit,1ms"));
   EXPECT_NE(read_file(out + "/ps.log").find("strategy 0 runs rank 1's plan"), std::string::npos)
       << read_file(out + "/ps.log");
   const nlohmann::json trace = nlohmann::json::parse(read_file(out + "/trace.json"));
