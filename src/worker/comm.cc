@@ -299,9 +299,7 @@ void Comm::report_replan(std::int64_t iteration, std::string report) {
 
 std::optional<std::string> Comm::take_job_replan() {
   std::lock_guard<std::mutex> lock(mu_);
-  std::optional<std::string> change = std::move(job_replan_);
-  job_replan_.reset();
-  return change;
+  return std::exchange(job_replan_, std::nullopt);
 }
 
 void Comm::wait_for_acks() {
