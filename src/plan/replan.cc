@@ -1,5 +1,6 @@
 #include "plan/replan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -112,6 +113,43 @@ std::string describe_change(const ModelProfile& bp, const LinkProfile& bl, const
     add(s);
   }
   return out.empty() ? "no figure moved by more than 5%" : out;
+}
+
+double largest_move(const ModelProfile& bp, const LinkProfile& bl, const ModelProfile& ap,
+                    const LinkProfile& al) {
+  auto factor = [](double before, double after) {
+    if (!(before > 0) || !(after > 0)) return 1.0;  // unknown: no evidence of a move
+    return std::max(before / after, after / before);
+  };
+  return std::max({factor(bl.down_bps, al.down_bps), factor(bl.up_bps, al.up_bps),
+                   factor(compute_total(bp), compute_total(ap))});
+}
+
+SearchCadence::SearchCadence(double backoff, double urgent_factor)
+    : backoff_(backoff), urgent_factor_(urgent_factor) {
+  if (!(backoff >= 1) || !std::isfinite(backoff))
+    throw InvalidInput("re-planning: the search back-off must be a factor >= 1");
+  if (!(urgent_factor > 1) || !std::isfinite(urgent_factor))
+    throw InvalidInput("re-planning: the factor that cuts the back-off short must be > 1");
+}
+
+void SearchCadence::searched(double end_ms, double took_ms, const ModelProfile& profile,
+                             const LinkProfile& link) {
+  searched_ = true;
+  end_ms_ = end_ms;
+  took_ms_ = std::max(0.0, took_ms);
+  made_from_ = {profile, link};
+  last_was_early_ = started_early_;
+}
+
+bool SearchCadence::may_start(double now_ms, const std::function<Estimates()>& estimates) {
+  started_early_ = false;
+  if (!searched_ || now_ms >= end_ms_ + backoff_ * took_ms_) return true;
+  if (last_was_early_) return false;
+  const Estimates e = estimates();
+  last_move_ = largest_move(made_from_.profile, made_from_.link, e.profile, e.link);
+  started_early_ = last_move_ >= urgent_factor_;
+  return started_early_;
 }
 
 }  // namespace dynacomm::plan

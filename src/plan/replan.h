@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "plan/plan.h"
@@ -78,6 +79,55 @@ class ReplanPolicy {
   LinkProfile made_for_link_;
   std::int64_t adopted_at_ = -1;
 };
+
+// When the next re-planning search may start, for a planner slow enough to matter
+// (dynacomm-fd searches for seconds beside training). A search takes a core from training,
+// so the next one waits `backoff` times as long as the last one took. But when the
+// estimates have moved by `urgent_factor` or more since the ones the last search was made
+// from (a link that stepped, a device that slowed), that search judged a world that is
+// gone, and the next may start at once; not twice in a row, so a link that keeps moving
+// costs at most two searches per back-off. The caller starts a search whenever may_start
+// says yes. The clock is whatever milliseconds the caller passes in, so it is tested
+// without sleeping.
+//
+//   SearchCadence cadence;
+//   if (cadence.may_start(now_ms, [&] { return estimates_now(); })) start_search();
+//   ...
+//   cadence.searched(end_ms, took_ms, profile, link);   // the estimates it was made from
+class SearchCadence {
+ public:
+  struct Estimates {
+    ModelProfile profile;
+    LinkProfile link;
+  };
+  explicit SearchCadence(double backoff = 4, double urgent_factor = 1.5);
+
+  // The search last started ended at `end_ms`, after `took_ms`, made from these estimates.
+  void searched(double end_ms, double took_ms, const ModelProfile& profile,
+                const LinkProfile& link);
+  // Whether a search may start at `now_ms`; `estimates` is called only when the answer
+  // depends on them. Before any search: at once.
+  bool may_start(double now_ms, const std::function<Estimates()>& estimates);
+  // Whether the last yes came early, for the move, and by what factor the estimates had
+  // moved (1 until asked).
+  bool started_early() const { return started_early_; }
+  double last_move() const { return last_move_; }
+  const Estimates& made_from() const { return made_from_; }  // the last search's
+
+ private:
+  double backoff_, urgent_factor_;
+  bool searched_ = false;
+  double end_ms_ = 0, took_ms_ = 0;
+  Estimates made_from_;
+  bool started_early_ = false;   // the last search started (or the last yes) was early
+  bool last_was_early_ = false;  // the search that ended last had started early
+  double last_move_ = 1;
+};
+
+// The largest factor (>= 1, either way) by which the downlink or uplink bandwidth or the
+// total compute differ between two sets of estimates.
+double largest_move(const ModelProfile& before_profile, const LinkProfile& before_link,
+                    const ModelProfile& after_profile, const LinkProfile& after_link);
 
 // "downlink 95.0 Mbit/s -> 9.8 Mbit/s, compute x2.05", naming what moved by more than 5%
 // between two sets of estimates ("no figure moved by more than 5%" otherwise).

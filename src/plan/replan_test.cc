@@ -160,5 +160,61 @@ TEST(DescribeChange, NamesWhatMoved) {
   EXPECT_EQ(s.find("downlink"), std::string::npos) << s;
 }
 
+TEST(SearchCadence, WaitsFourSearchesAfterOneUnlessTheEstimatesMovedFar) {
+  SearchCadence cadence;  // back-off x4, x1.5 cuts it short
+  int asked = 0;
+  auto at = [&](double mbit) {
+    return [&asked, mbit] {
+      ++asked;
+      return SearchCadence::Estimates{profile(), link(mbit)};
+    };
+  };
+  EXPECT_TRUE(cadence.may_start(0, at(10)));  // before any search: at once
+  EXPECT_EQ(asked, 0);
+  cadence.searched(1000, 500, profile(), link(10));  // ran 500-1000 ms on 10 Mbit/s figures
+  // Within four times its duration after it: only if they moved by x1.5 or more.
+  EXPECT_FALSE(cadence.may_start(1100, at(14)));  // x1.4
+  EXPECT_DOUBLE_EQ(cadence.last_move(), 1.4);
+  EXPECT_FALSE(cadence.started_early());
+  EXPECT_TRUE(cadence.may_start(1100, at(5)));    // a step down, x2
+  EXPECT_TRUE(cadence.may_start(1100, at(100)));  // or up, x10
+  EXPECT_TRUE(cadence.started_early());
+  EXPECT_DOUBLE_EQ(cadence.last_move(), 10);
+  EXPECT_EQ(asked, 3);
+  // After four times its duration: at once, without asking.
+  EXPECT_TRUE(cadence.may_start(3000, at(10)));
+  EXPECT_FALSE(cadence.started_early());
+  EXPECT_EQ(asked, 3);
+  // A device that slowed moves the compute: the same rule.
+  ModelProfile slow = profile();
+  for (auto& u : slow.units) u.forward_ms *= 2, u.backward_ms *= 2;
+  EXPECT_TRUE(cadence.may_start(1100, [&] { return SearchCadence::Estimates{slow, link(10)}; }));
+  EXPECT_DOUBLE_EQ(cadence.last_move(), 2);
+  // Measured from the last search's estimates, and never two early searches in a row:
+  // that one (started early) ran on 100 Mbit/s figures; the link moving again waits.
+  cadence.searched(5000, 500, profile(), link(100));
+  EXPECT_FALSE(cadence.may_start(5100, at(10)));
+  EXPECT_EQ(asked, 3);                               // not even asked
+  EXPECT_TRUE(cadence.may_start(7000, at(10)));      // the back-off has passed
+  cadence.searched(7500, 500, profile(), link(10));  // a search on time: an early one may follow
+  EXPECT_FALSE(cadence.may_start(7600, at(10)));
+  EXPECT_FALSE(cadence.may_start(7600, at(8)));
+  EXPECT_TRUE(cadence.may_start(7600, at(100)));
+  EXPECT_THROW(SearchCadence(0.5, 1.5), InvalidInput);
+  EXPECT_THROW(SearchCadence(4, 1), InvalidInput);
+}
+
+TEST(LargestMove, EitherWayAndUnknownFiguresAreNoMove) {
+  EXPECT_DOUBLE_EQ(largest_move(profile(), link(10), profile(), link(10)), 1);
+  EXPECT_DOUBLE_EQ(largest_move(profile(), link(10), profile(), link(40)), 4);
+  EXPECT_DOUBLE_EQ(largest_move(profile(), link(40), profile(), link(10)), 4);
+  LinkProfile up_only = link(10);
+  up_only.up_bps = 30e6;
+  EXPECT_DOUBLE_EQ(largest_move(profile(), link(10), profile(), up_only), 3);
+  LinkProfile unknown = link(10);
+  unknown.down_bps = 0;
+  EXPECT_DOUBLE_EQ(largest_move(profile(), unknown, profile(), link(10)), 1);
+}
+
 }  // namespace
 }  // namespace dynacomm::plan

@@ -269,6 +269,21 @@ void PsServer::Impl::on_replan(const std::string& peer, const net::DecodeResult&
                       "{\"predicted_ms\": > 0, \"plan\": {...}} or null}");
   }
   if (m.header.iteration < replan_from) return;  // about the plan before
+  {  // what each worker decided, for the log: the job's re-planning is read from it
+    char line[160];
+    std::snprintf(line, sizeof line, "replan: rank %d at iteration %lld: the plan in use %.1f ms",
+                  rank, static_cast<long long>(m.header.iteration), j["current_ms"].get<double>());
+    std::string text = line;
+    const nlohmann::json& p = j["proposal"];
+    if (p.is_object()) {
+      std::snprintf(line, sizeof line, ", proposes one of %.1f ms",
+                    p["predicted_ms"].get<double>());
+      text += line;
+    } else {
+      text += ", keeps it";
+    }
+    log(text);
+  }
   reports[rank] = std::move(j);
   if (static_cast<int>(reports.size()) < options.workers) return;
   auto slowest = reports.begin();  // ties: the lower rank
