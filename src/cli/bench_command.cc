@@ -416,6 +416,16 @@ void run_bench(const BenchFlags& f) {
              "online predictions had it over the measured iterations: " +
              range(online_down) + " and " + range(online_up) + ")";
     };
+    auto online_aggregation = [&]() -> std::string {  // the run's last window (summary)
+      if (!summary.contains("final_estimates") ||
+          !summary["final_estimates"].contains("aggregation"))
+        return "";
+      const auto& a = summary["final_estimates"]["aggregation"];
+      if (a.value("samples", 0) == 0) return "";
+      return " (online, at the run's end: " + fmt("%.2f ms", a["ms"].get<double>()) + " + " +
+             fmt("%.2f ms/MB", a["ms_per_mb"].get<double>()) + " from " +
+             std::to_string(a["samples"].get<int>()) + " updates)";
+    };
     auto aggregation_note = [&](const nlohmann::json& m) -> std::string {
       if (!m.contains("aggregation") || m["aggregation"].value("samples", 0) == 0) return "";
       const auto& a = m["aggregation"];
@@ -424,7 +434,7 @@ void run_bench(const BenchFlags& f) {
              " updates the PS reported in worker 0's warm-up acks, charged by the "
              "full-duplex model): " +
              fmt("%.2f ms", a["ms"].get<double>()) + " + " +
-             fmt("%.2f ms/MB", a["ms_per_mb"].get<double>());
+             fmt("%.2f ms/MB", a["ms_per_mb"].get<double>()) + online_aggregation();
     };
     std::string fd_ideal;
     for (const auto& p : summary["plans"])

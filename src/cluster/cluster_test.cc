@@ -197,6 +197,12 @@ TEST_F(ClusterTest, OneWorkerEqualsLocalTraining) {
                           3.3 * aggregation["ms_per_mb"].get<double>();  // cnn: 3.3 MB
   EXPECT_GT(model_ms, 0) << aggregation.dump();
   EXPECT_LT(model_ms, 5000) << aggregation.dump();
+  // The online estimates (re-planning's, the run's final ones) keep fitting it from every
+  // update since, the warm-up's among them.
+  const nlohmann::json& online = summary["final_estimates"]["aggregation"];
+  EXPECT_GT(online["samples"].get<int>(), 5) << online.dump();
+  EXPECT_DOUBLE_EQ(summary["final_estimates"]["link"]["aggregation_ms"].get<double>(),
+                   online["ms"].get<double>());
 }
 
 // The embedded default as a user runs it: summary, metrics, weights and one merged trace.

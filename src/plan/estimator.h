@@ -11,6 +11,9 @@
 //   LinkEstimator down({});
 //   down.add(it, bytes, ms);                         // every transfer
 //   LinkFit f = down.estimate(given_bps);            // bandwidth + per-transmission overhead
+//   AggregationEstimator ps({});
+//   ps.add(it, bytes, ms);                           // every update a push ack reports
+//   AggregationFit a = ps.estimate();                // the PS's a + b x MB
 //
 // Why the link fit is sound when every segment of the plan in use has a similar size: the
 // points then sit at one x, where the slope (bandwidth) and the intercept (overhead) cannot
@@ -90,9 +93,10 @@ class LinkEstimator {
   // hands its held overhead back with hold_overhead.
   double held_overhead_ms() const { return held_overhead_ms_; }
   void hold_overhead(double ms) { held_overhead_ms_ = ms; }
+  // The transfers remembered, each with its recency weight.
+  std::vector<TransferSample> weighted() const;
 
  private:
-  std::vector<TransferSample> weighted() const;
   struct Sample {
     std::int64_t iteration;
     double bytes, ms;
@@ -100,6 +104,21 @@ class LinkEstimator {
   EstimatorOptions options_;
   std::deque<Sample> samples_;
   double held_overhead_ms_ = -1;  // < 0: none fitted yet
+};
+
+// The PS's aggregation (LinkProfile::aggregation_ms and aggregation_ms_per_mb) from the
+// updates the push acks report, as bytes of the push that completed the units and the
+// PS's ms over it: the same window and recency weights as a link, fit_aggregation's line.
+// The warm-up's fit seeds the plans; this one follows a PS whose core gets busier.
+class AggregationEstimator {
+ public:
+  explicit AggregationEstimator(EstimatorOptions options) : updates_(options) {}
+  void add(std::int64_t iteration, double bytes, double ms) { updates_.add(iteration, bytes, ms); }
+  std::size_t size() const { return updates_.size(); }
+  AggregationFit estimate() const { return fit_aggregation(updates_.weighted()); }
+
+ private:
+  LinkEstimator updates_;  // the window and the weights (its own fit unused)
 };
 
 }  // namespace dynacomm::plan

@@ -15,7 +15,8 @@ namespace {
 // delayed by up to 10x (a busy core).
 struct Stream {
   std::mt19937_64 rng{7};
-  void iteration(LinkEstimator& e, std::int64_t it, double bps, double overhead_ms,
+  template <typename Estimator>
+  void iteration(Estimator& e, std::int64_t it, double bps, double overhead_ms,
                  const std::vector<double>& sizes) {
     std::normal_distribution<double> noise(1.0, 0.05);
     std::uniform_real_distribution<double> u(0, 1);
@@ -89,6 +90,31 @@ TEST(LinkEstimator, ForgetsOutsideTheWindowAndBoundsItsSamples) {
     for (int k = 0; k < 6; ++k) e.add(it, 1e3 * (k + 1), 1.0);
   EXPECT_EQ(e.size(), 10u);
   EXPECT_THROW(e.add(11, -1, 1.0), InvalidInput);
+}
+
+TEST(AggregationEstimator, FollowsAPsWhoseCoreGetsBusier) {
+  // The PS's updates as its acks report them: 0.2 ms per push and 2 ms per MB, then, its
+  // core shared with more work, 8 ms per MB (as a link of 4 Gbit/s, then 1 Gbit/s).
+  AggregationEstimator e({});
+  EXPECT_EQ(e.estimate().samples, 0u);
+  Stream s;
+  for (int it = 0; it < 10; ++it) s.iteration(e, it, 8e9 / 2, 0.2, kMixed);
+  AggregationFit a = e.estimate();
+  EXPECT_NEAR(a.ms_per_mb, 2, 0.3);
+  EXPECT_NEAR(a.ms, 0.2, 0.15);
+  int caught_up = -1;
+  for (int it = 10; it < 20 && caught_up < 0; ++it) {
+    s.iteration(e, it, 8e9 / 8, 0.2, kMixed);
+    a = e.estimate();
+    if (std::abs(a.ms_per_mb - 8) < 1) caught_up = it - 9;
+  }
+  EXPECT_GE(caught_up, 1);
+  EXPECT_LE(caught_up, 3) << "iterations after the change until the estimate follows";
+  // Pushes of one size (a sliced plan): the median per push.
+  AggregationEstimator sliced({});
+  for (int it = 0; it < 4; ++it) s.iteration(sliced, it, 8e9 / 2, 0.2, {160e3, 160e3, 160e3});
+  EXPECT_NEAR(sliced.estimate().ms, 0.2 + 0.32, 0.1);
+  EXPECT_DOUBLE_EQ(sliced.estimate().ms_per_mb, 0);
 }
 
 TEST(UnitTimeEstimator, RecentIterationsWinAndOutliersDoNot) {

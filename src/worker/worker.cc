@@ -92,14 +92,23 @@ struct Replanned {
   double planning_ms = 0;  // how long the task took
 };
 
+// Updates below this many in the window: the aggregation stays the warm-up's.
+constexpr std::size_t kMinAggregationUpdates = 5;
+
 // The estimates now: unit times from `compute`, the link from the transfer estimators
-// (falling back to `given` bandwidths before any fit), the emulated latency.
+// (falling back to `given` bandwidths before any fit), the PS's aggregation from its
+// updates (the warm-up's, in `given`, before enough), the emulated latency.
 Replanned estimate(const plan::UnitTimeEstimator& compute, plan::LinkEstimator down,
-                   plan::LinkEstimator up, plan::ModelProfile profile, plan::LinkProfile given,
-                   double latency_ms) {
+                   plan::LinkEstimator up, const plan::AggregationEstimator& aggregation,
+                   plan::ModelProfile profile, plan::LinkProfile given, double latency_ms) {
   Replanned r;
   compute.apply(profile);
   const plan::LinkFit d = down.estimate(given.down_bps), u = up.estimate(given.up_bps);
+  if (aggregation.size() >= kMinAggregationUpdates) {
+    const plan::AggregationFit a = aggregation.estimate();
+    given.aggregation_ms = a.ms;
+    given.aggregation_ms_per_mb = a.ms_per_mb;
+  }
   r.link = given;
   r.link.down_bps = d.bandwidth_bps > 0 ? d.bandwidth_bps : given.down_bps;
   r.link.up_bps = u.bandwidth_bps > 0 ? u.bandwidth_bps : given.up_bps;
@@ -320,6 +329,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   std::int64_t replanning_from = 0;          // the iteration the task in flight started in
   plan::UnitTimeEstimator compute_estimator(static_cast<std::size_t>(n_units), o.estimator);
   plan::LinkEstimator down_estimator(o.estimator), up_estimator(o.estimator);
+  plan::AggregationEstimator aggregation_estimator(o.estimator);
   std::future<Replanned> replanning;  // the task in flight, if any
   plan::SearchCadence cadence;        // when the next task may start (plan/replan.h)
   double last_search_ms = 0;          // how long the last task took
@@ -381,6 +391,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     return ms;
   };
   std::vector<Comm::LinkEvent> link_log;
+  std::vector<std::pair<std::int64_t, plan::TransferSample>> aggregation_log;  // likewise
   // The stretch the estimates held at the start of iteration `it` (none before the fit).
   auto stretch_at = [&](std::int64_t it) -> std::optional<std::pair<double, double>> {
     auto s = stretch_from.upper_bound(it);
@@ -624,8 +635,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                            {"predicted_best_ms", d.best_ms}});
       };
       auto estimates_now = [&] {
-        return estimate(compute_estimator, down_estimator, up_estimator, profile, given_link,
-                        comm.latency_ms());
+        return estimate(compute_estimator, down_estimator, up_estimator, aggregation_estimator,
+                        profile, given_link, comm.latency_ms());
       };
       // What a re-planning decided: adopted, or for a job's plan reported to the PS (its
       // prediction of the plan in use, and the plan it would change to), which changes the
@@ -717,17 +728,17 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                      << "): searching again now, not after the back-off\n";
           }
           replanning_from = it;
-          replanning = std::async(
-              std::launch::async,
-              [policy, compute = compute_estimator, down = down_estimator, up = up_estimator,
-               profile, given = given_link, latency = comm.latency_ms()]() mutable {
-                const auto t0 = Clock::now();
-                Replanned r =
-                    estimate(compute, std::move(down), std::move(up), profile, given, latency);
-                r.decision = policy.evaluate(r.profile, r.link);
-                r.planning_ms = ms_between(t0, Clock::now());
-                return r;
-              });
+          replanning = std::async(std::launch::async,
+                                  [policy, compute = compute_estimator, down = down_estimator,
+                                   up = up_estimator, aggregation = aggregation_estimator, profile,
+                                   given = given_link, latency = comm.latency_ms()]() mutable {
+                                    const auto t0 = Clock::now();
+                                    Replanned r = estimate(compute, std::move(down), std::move(up),
+                                                           aggregation, profile, given, latency);
+                                    r.decision = policy.evaluate(r.profile, r.link);
+                                    r.planning_ms = ms_between(t0, Clock::now());
+                                    return r;
+                                  });
         }
       } else if (mode == plan::ReplanMode::kEpoch && step == 0) {
         // The paper's policy: plan afresh at every epoch's start from what was measured.
@@ -808,6 +819,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     const std::vector<plan::TransferSample> updates = comm.take_aggregations();
     if (it < o.warmup)
       aggregation_samples.insert(aggregation_samples.end(), updates.begin(), updates.end());
+    for (const plan::TransferSample& u : updates) {
+      aggregation_estimator.add(it, u.bytes, u.ms);
+      if (!o.rotation.empty()) aggregation_log.push_back({it, u});
+    }
     for (const auto& e : comm.take_link_events()) {
       // Busy while it was served: the service time before its end.
       recent_busy.push_back(
@@ -956,10 +971,11 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                                             trace.json());
 
   if (!result.plans.empty() && !compute_estimator.empty()) {
-    const Replanned last = estimate(compute_estimator, down_estimator, up_estimator, profile,
-                                    given_link, comm.latency_ms());
+    const Replanned last = estimate(compute_estimator, down_estimator, up_estimator,
+                                    aggregation_estimator, profile, given_link, comm.latency_ms());
     result.final_profile = last.profile;
     result.final_link = last.link;
+    result.final_aggregation = aggregation_estimator.estimate();
     result.ideal_final_ms = plan::ideal_ms(last.profile, last.link);
     for (auto& p : result.plans) {
       p.predicted_final_ms = plan::predict_ms(last.profile, last.link, p.plan);
@@ -972,7 +988,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     // machine's drift over a long run, which the warm-up's cannot.
     plan::UnitTimeEstimator c(static_cast<std::size_t>(n_units), o.estimator);
     plan::LinkEstimator down(o.estimator), up(o.estimator);
-    std::size_t next_sample = 0, next_pace = 0;
+    plan::AggregationEstimator aggregation(o.estimator);
+    std::size_t next_sample = 0, next_pace = 0, next_update = 0;
     std::vector<std::pair<std::int64_t, const Comm::LinkEvent*>> events;
     for (const Comm::LinkEvent& e : link_log) events.emplace_back(e.iteration, &e);
     std::stable_sort(events.begin(), events.end(),
@@ -992,11 +1009,17 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
         const Comm::LinkEvent& e = *events[next_event].second;
         (e.up ? up : down).add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
       }
+      for (;
+           next_update < aggregation_log.size() && aggregation_log[next_update].first < r.iteration;
+           ++next_update)
+        aggregation.add(aggregation_log[next_update].first,
+                        aggregation_log[next_update].second.bytes,
+                        aggregation_log[next_update].second.ms);
       if (r.iteration <= o.warmup || r.plan_id < 1 || c.empty()) continue;
       plan::LinkProfile then = given_link;
       if (const auto st = stretch_at(r.iteration))
         std::tie(then.compute_stretch_down, then.compute_stretch_up) = *st;
-      const Replanned now = estimate(c, down, up, profile, then, comm.latency_ms());
+      const Replanned now = estimate(c, down, up, aggregation, profile, then, comm.latency_ms());
       down.hold_overhead(now.held_down_ms);  // as the re-planning task hands them back
       up.hold_overhead(now.held_up_ms);
       const plan::Plan& p = result.plans[static_cast<std::size_t>(r.plan_id - 1)].plan;

@@ -171,6 +171,7 @@ struct WorkerResult {
   // for them: a prediction from these is not thrown off by a cold start in warm-up.
   plan::ModelProfile final_profile;
   plan::LinkProfile final_link;
+  plan::AggregationFit final_aggregation;  // the PS's, from the updates in the last window
   double ideal_final_ms = 0;
 };
 
