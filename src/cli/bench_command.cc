@@ -416,25 +416,27 @@ void run_bench(const BenchFlags& f) {
              "online predictions had it over the measured iterations: " +
              range(online_down) + " and " + range(online_up) + ")";
     };
-    auto online_aggregation = [&]() -> std::string {  // the run's last window (summary)
-      if (!summary.contains("final_estimates") ||
-          !summary["final_estimates"].contains("aggregation"))
-        return "";
-      const auto& a = summary["final_estimates"]["aggregation"];
-      if (a.value("samples", 0) == 0) return "";
-      return " (online, at the run's end: " + fmt("%.2f ms", a["ms"].get<double>()) + " + " +
-             fmt("%.2f ms/MB", a["ms_per_mb"].get<double>()) + " from " +
-             std::to_string(a["samples"].get<int>()) + " updates)";
+    // "0.00 ms + 2.78 ms/MB" from an {ms, ms_per_mb, samples} fit (summary.json).
+    auto aggregation_line = [](const nlohmann::json& a) {
+      return fmt("%.2f ms", a["ms"].get<double>()) + " + " +
+             fmt("%.2f ms/MB", a["ms_per_mb"].get<double>());
     };
     auto aggregation_note = [&](const nlohmann::json& m) -> std::string {
       if (!m.contains("aggregation") || m["aggregation"].value("samples", 0) == 0) return "";
       const auto& a = m["aggregation"];
-      return "; the PS's aggregation of a push that completes its units (fitted from the " +
-             std::to_string(a["samples"].get<int>()) +
-             " updates the PS reported in worker 0's warm-up acks, charged by the "
-             "full-duplex model): " +
-             fmt("%.2f ms", a["ms"].get<double>()) + " + " +
-             fmt("%.2f ms/MB", a["ms_per_mb"].get<double>()) + online_aggregation();
+      std::string note =
+          "; the PS's aggregation of a push that completes its units (fitted "
+          "from the " +
+          std::to_string(a["samples"].get<int>()) +
+          " updates the PS reported in worker 0's warm-up acks, charged by the "
+          "full-duplex model): " +
+          aggregation_line(a);
+      const nlohmann::json online = summary.value("final_estimates", nlohmann::json::object())
+                                        .value("aggregation", nlohmann::json());
+      if (online.is_object() && online.value("samples", 0) > 0)
+        note += " (online, at the run's end: " + aggregation_line(online) + " from " +
+                std::to_string(online["samples"].get<int>()) + " updates)";
+      return note;
     };
     std::string fd_ideal;
     for (const auto& p : summary["plans"])

@@ -21,6 +21,9 @@ nlohmann::json link_fit_json(const plan::LinkFit& f) {
           {"bandwidth_bps", f.bandwidth_fitted ? nlohmann::json(f.bandwidth_bps) : nullptr},
           {"transfers", f.samples}};
 }
+nlohmann::json aggregation_json(const plan::AggregationFit& a) {
+  return {{"ms", a.ms}, {"ms_per_mb", a.ms_per_mb}, {"samples", a.samples}};
+}
 }  // namespace
 
 void add_ps_command(CLI::App& app) {
@@ -217,10 +220,7 @@ void add_worker_command(CLI::App& app) {
              {"fitted_down", r.compute_stretch.fitted_down},
              {"fitted_up", r.compute_stretch.fitted_up},
              {"spans", r.compute_stretch.spans}}},
-           {"aggregation",
-            {{"ms", r.aggregation.ms},
-             {"ms_per_mb", r.aggregation.ms_per_mb},
-             {"samples", r.aggregation.samples}}}}},
+           {"aggregation", aggregation_json(r.aggregation)}}},
          {"plan", plan},
          {"plans", plans},
          {"replan", f->job.replan},
@@ -228,10 +228,7 @@ void add_worker_command(CLI::App& app) {
          {"ideal_ms", r.ideal_ms},
          {"final_estimates",
           {{"link", plan::to_json(r.final_link)},
-           {"aggregation",
-            {{"ms", r.final_aggregation.ms},
-             {"ms_per_mb", r.final_aggregation.ms_per_mb},
-             {"samples", r.final_aggregation.samples}}},
+           {"aggregation", aggregation_json(r.final_aggregation)},
            {"ideal_ms", r.ideal_final_ms},
            {"profile", plan::to_json(r.final_profile)}}},
          {"device_slowdown", f->job.device_slowdown},
