@@ -113,6 +113,7 @@ class SearchCadence {
   bool started_early() const { return started_early_; }
   double last_move() const { return last_move_; }
   const Estimates& made_from() const { return made_from_; }  // the last search's
+  double last_took_ms() const { return took_ms_; }           // and how long it took
 
  private:
   double backoff_, urgent_factor_;

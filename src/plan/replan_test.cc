@@ -172,6 +172,7 @@ TEST(SearchCadence, WaitsFourSearchesAfterOneUnlessTheEstimatesMovedFar) {
   EXPECT_TRUE(cadence.may_start(0, at(10)));  // before any search: at once
   EXPECT_EQ(asked, 0);
   cadence.searched(1000, 500, profile(), link(10));  // ran 500-1000 ms on 10 Mbit/s figures
+  EXPECT_DOUBLE_EQ(cadence.last_took_ms(), 500);
   // Within four times its duration after it: only if they moved by x1.5 or more.
   EXPECT_FALSE(cadence.may_start(1100, at(14)));  // x1.4
   EXPECT_DOUBLE_EQ(cadence.last_move(), 1.4);

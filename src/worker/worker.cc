@@ -332,7 +332,6 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   plan::AggregationEstimator aggregation_estimator(o.estimator);
   std::future<Replanned> replanning;  // the task in flight, if any
   plan::SearchCadence cadence;        // when the next task may start (plan/replan.h)
-  double last_search_ms = 0;          // how long the last task took
   int oracle_row = -1;                // the link row the oracle last planned for
   int current_plan_id = 0;
   std::vector<plan::TransferSample> down_samples, up_samples;
@@ -699,10 +698,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
             replanning.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
           Replanned r = replanning.get();
           // A slow planner (dynacomm-fd searches for seconds) must not take a core from
-          // training: the next task waits four times as long as this one took, or once as
-          // long when the estimates have moved far from this one's (plan::SearchCadence).
+          // training: the next task waits four times as long as this one took, or starts at
+          // once when the estimates have moved far from this one's (plan::SearchCadence).
           cadence.searched(ms_between(started, Clock::now()), r.planning_ms, r.profile, r.link);
-          last_search_ms = r.planning_ms;
           down_estimator.hold_overhead(r.held_down_ms);
           up_estimator.hold_overhead(r.held_up_ms);
           if (replanning_from >= job_plan_from) {  // else it judged the job's previous plan
@@ -721,7 +719,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
           if (cadence.started_early()) {
             char factor[96];
             std::snprintf(factor, sizeof factor, "x%.2f from those the last search (%.1f s) ran on",
-                          cadence.last_move(), last_search_ms / 1e3);
+                          cadence.last_move(), cadence.last_took_ms() / 1e3);
             progress << "worker " << o.rank << ": the estimates moved " << factor << " ("
                      << plan::describe_change(cadence.made_from().profile, cadence.made_from().link,
                                               now_estimates->profile, now_estimates->link)
