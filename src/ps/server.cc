@@ -303,10 +303,14 @@ void PsServer::Impl::on_replan(const std::string& peer, const net::DecodeResult&
       {"from_iteration", replan_from},
       {"why", proposal.contains("why") && proposal["why"].is_string() ? proposal["why"]
                                                                       : nlohmann::json("")}};
-  log("replan: the job runs rank " + std::to_string(slowest->first) + "'s plan from iteration " +
-      std::to_string(replan_from) + " (predicted " +
-      std::to_string(slowest->second["current_ms"].get<double>()) + " -> " +
-      std::to_string(proposal["predicted_ms"].get<double>()) + " ms there)");
+  char line[160];  // in the reports' format, the lines above it in the log
+  std::snprintf(line, sizeof line,
+                "replan: the job runs rank %d's plan from iteration %lld (predicted %.1f -> %.1f "
+                "ms there)",
+                slowest->first, static_cast<long long>(replan_from),
+                slowest->second["current_ms"].get<double>(),
+                proposal["predicted_ms"].get<double>());
+  log(line);
   const std::string out = change.dump();
   to_every_worker(net::MessageType::kReplan, replan_from, out);
   reports.clear();
