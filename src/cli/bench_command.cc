@@ -20,6 +20,7 @@
 #include "base/stats.h"
 #include "cli/cluster_job.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/job_flags.h"
 #include "cluster/local_cluster.h"
 #include "plan/planner.h"
@@ -209,7 +210,12 @@ void run_bench(const BenchFlags& f) {
       static_cast<std::int64_t>(turns) * static_cast<std::int64_t>(schedulers.size()) * f.block + 1;
   base.epochs = 1000;  // --iterations ends the run
   if (base.test_samples == 0) base.test_samples = 1000;
-  (void)base.worker_options();
+  for (const std::string& bw : bandwidths) {  // every setting's flags, before anything starts
+    JobFlags j = base;
+    j.down = bw;
+    if (!f.sweep.empty()) j.up = bw;
+    validate_job(j, per_worker_flags(j, {}));
+  }
 
   const std::string out = f.out.empty() ? "runs/bench-" + base.model : f.out;
   report::RunFolder folder(out);
@@ -531,7 +537,7 @@ void run_trace_bench(const BenchFlags& f) {
   base.iterations = base.warmup + f.iterations + 1;  // + the last, not measured
   base.epochs = 1000;                                // --iterations ends the run
   if (base.test_samples == 0) base.test_samples = 1000;
-  (void)base.worker_options();  // validates, traces included
+  validate_job(base, per_worker_flags(base, {}));  // before anything starts, traces included
   plan::LinkTrace trace;
   if (!base.link_trace.empty()) trace = plan::load_link_trace(base.link_trace);
 
@@ -746,24 +752,34 @@ void add_bench_command(CLI::App& app) {
                "ideal and PyTorch DDP");
   f->job.add_model_and_optimizer(cmd);
   f->job.add_worker_flags(cmd);
-  cmd->add_option("--schedulers", f->schedulers, "Comma-separated, or all")
+  std::vector<std::string> known = plan::planner_names();
+  known.push_back("all");
+  cmd->add_option("--schedulers", f->schedulers, "Comma-separated, or all:\n" + plan::planner_help())
+      ->check(list_of_check(known))
       ->capture_default_str();
-  cmd->add_option("--block", f->block, "Iterations per turn")->capture_default_str();
+  cmd->add_option("--block", f->block, "Iterations per turn")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--settle", f->settle,
                   "Iterations at the start of each turn not measured (the first carries the "
                   "previous strategy's last push; a full-duplex turn after a phase-separated "
                   "one takes longer to reach its steady state)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--sweep-bandwidth", f->sweep,
-                  "Bandwidths to run, both directions, e.g. 20mbit,100mbit,1gbit");
-  cmd->add_option("--peers", f->peers, "Peers on the same links: ddp (needs --net netns)");
+                  "Bandwidths to run, both directions, e.g. 20mbit,100mbit,1gbit")
+      ->check(bandwidth_list_check());
+  cmd->add_option("--peers", f->peers, "Peers on the same links: ddp (needs --net netns)")
+      ->check(CLI::IsMember({"ddp"}));
   cmd->add_option("--peer-script", f->peer_script, "The DDP peer script")->capture_default_str();
   cmd->add_option("--policies", f->policies,
                   "With --link-trace / --device-slowdown-trace: the re-planning policies to "
                   "compare, one job each on the same trace")
+      ->check(list_of_check({"dynacomm", "dynacomm-static", "dynacomm-epoch", "oracle"}))
       ->capture_default_str();
   cmd->add_option("--out", f->out, "Results folder (default runs/bench-MODEL)");
   cmd->add_option("--threads", f->threads, "Compute threads per process (0: cores / workers)")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   cmd->callback([f]() {
     // --iterations (a job flag) counts the measured iterations per strategy here.

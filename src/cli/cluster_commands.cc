@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/job_flags.h"
 #include "report/chrome_trace.h"
 #include "report/run_folder.h"
@@ -38,6 +39,7 @@ void add_ps_command(CLI::App& app) {
   cmd->add_option("--listen", f->listen,
                   "ZeroMQ endpoint to bind; port 0 picks a free one. Loopback by default: binding "
                   "another address is an explicit choice")
+      ->check(endpoint_check())
       ->capture_default_str();
   cmd->add_option("--endpoint-file", f->endpoint_file, "Write the bound endpoint to this file");
   cmd->add_option("--trace", f->trace,
@@ -83,9 +85,15 @@ void add_worker_command(CLI::App& app) {
   };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("worker", "Run one edge worker against a PS");
-  cmd->add_option("--ps", f->ps, "The PS endpoint, e.g. tcp://10.0.0.1:7070")->required();
-  cmd->add_option("--rank", f->rank, "This worker's rank, 0..workers-1")->required();
-  cmd->add_option("--threads", f->threads, "Compute threads")->capture_default_str();
+  cmd->add_option("--ps", f->ps, "The PS endpoint, e.g. tcp://10.0.0.1:7070")
+      ->check(endpoint_check())
+      ->required();
+  cmd->add_option("--rank", f->rank, "This worker's rank, 0..workers-1")
+      ->check(CLI::Range(0, kMaxWorkers - 1))
+      ->required();
+  cmd->add_option("--threads", f->threads, "Compute threads")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   cmd->add_option(
       "--out", f->out,
       "Run folder (rank 0 writes metrics.csv, summary.json, weights.bin; every rank its trace)");

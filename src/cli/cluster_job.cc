@@ -73,9 +73,24 @@ std::vector<JobFlags> per_worker_flags(const JobFlags& j, const std::vector<std:
     w.down = parts[0];
     w.up = parts[1];
     w.latency = parts[2];
-    (void)w.worker_options();  // validates the three values, naming the bad one
+    try {
+      (void)w.worker_options();  // validates the three values, naming the bad one
+    } catch (const InvalidInput& e) {
+      throw InvalidInput("--link '" + spec + "': " + e.what());
+    }
   }
   return per_worker;
+}
+
+void validate_job(const JobFlags& job, const std::vector<JobFlags>& per_worker) {
+  ps::ServerOptions server = job.server_options();
+  server.validate();
+  for (std::size_t r = 0; r < per_worker.size(); ++r) {
+    worker::WorkerOptions o = per_worker[r].worker_options();
+    o.ps = "tcp://127.0.0.1:0";  // the launcher's; only its presence is checked
+    o.rank = static_cast<int>(r);
+    o.validate();
+  }
 }
 
 std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_worker) {
@@ -90,6 +105,7 @@ std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_
 nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
                                const std::string& run_dir, int threads,
                                cluster::NetnsTopology* topology) {
+  validate_job(j, per_worker);  // every flag, before any process starts
   // --net netns: the PS and each worker in their own network namespace, the links shaped
   // by tbf; a topology made here is removed when this function leaves, however it leaves.
   std::unique_ptr<cluster::NetnsTopology> own;

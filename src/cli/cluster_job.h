@@ -26,6 +26,11 @@ nlohmann::json run_cluster_job(const JobFlags& job, const std::vector<JobFlags>&
                                const std::string& run_dir, int threads,
                                cluster::NetnsTopology* topology);
 
+// Checks every flag of the job and of each worker (options, traces for their ranks, the
+// data folder) as the PS and the workers would, so a bad value fails before anything
+// starts. Throws InvalidInput naming it.
+void validate_job(const JobFlags& job, const std::vector<JobFlags>& per_worker);
+
 // The link rates of every worker, for a NetnsTopology.
 std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_worker);
 

@@ -1,9 +1,13 @@
 #include "cli/job_flags.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "base/error.h"
+#include "cli/flag_checks.h"
+#include "model/model_names.h"
+#include "plan/planner.h"
 #include "plan/quantity.h"
 
 namespace dynacomm::cli {
@@ -17,67 +21,101 @@ std::string num(double x) {
 }  // namespace
 
 void JobFlags::add_model_and_optimizer(CLI::App* cmd) {
-  cmd->add_option("--model", model,
-                  "cnn, lenet5, resnet18, resnet50, vgg11, vgg16, mobilenetv2, alexnet")
+  cmd->add_option("--model", model, listed(model::zoo_model_names()))
+      ->check(CLI::IsMember(model::zoo_model_names()))
       ->capture_default_str();
-  cmd->add_option("--workers", workers, "Number of edge workers")->capture_default_str();
-  cmd->add_option("--lr", lr, "Learning rate (applied on the PS)")->capture_default_str();
-  cmd->add_option("--lr-schedule", lr_schedule, "constant or cosine")->capture_default_str();
-  cmd->add_option("--momentum", momentum, "SGD momentum")->capture_default_str();
-  cmd->add_option("--weight-decay", weight_decay, "L2 weight decay")->capture_default_str();
-  cmd->add_option("--timeout", timeout_s, "Seconds any wait on a peer may take")
+  cmd->add_option("--workers", workers, "Number of edge workers")
+      ->check(CLI::Range(1, kMaxWorkers))
+      ->capture_default_str();
+  cmd->add_option("--lr", lr, "Learning rate (applied on the PS)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--lr-schedule", lr_schedule, "constant or cosine")
+      ->check(CLI::IsMember({"constant", "cosine"}))
+      ->capture_default_str();
+  cmd->add_option("--momentum", momentum, "SGD momentum, 0 to below 1")
+      ->check(CLI::Range(0.0, 0.999999))
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", weight_decay, "L2 weight decay (>= 0)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--timeout", timeout, "How long any wait on a peer may take, e.g. 60s, 500ms")
+      ->check(positive_duration_check())
       ->capture_default_str();
 }
 
+double JobFlags::timeout_ms() const { return plan::parse_duration_ms(timeout); }
+
 void JobFlags::add_worker_flags(CLI::App* cmd) {
-  cmd->add_option("--batch", batch, "Mini-batch size per worker")->capture_default_str();
+  cmd->add_option("--batch", batch, "Mini-batch size per worker")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   cmd->add_option("--epochs", epochs, "Passes over each worker's share of the data")
+      ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--iterations", iterations, "Stop after this many iterations (0: run the epochs)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--seed", seed, "Seed for weights, partitioning, shuffling, dropout")
+      ->check(unsigned_check())
       ->capture_default_str();
   cmd->add_option("--data-dir", data_dir, "Fashion-MNIST IDX folder (default: Debian's package)");
-  cmd->add_option("--partition", partition, "iid or noniid")->capture_default_str();
-  cmd->add_option("--shards", shards, "noniid: label shards per worker")->capture_default_str();
+  cmd->add_option("--partition", partition, "iid or noniid")
+      ->check(CLI::IsMember({"iid", "noniid"}))
+      ->capture_default_str();
+  cmd->add_option("--shards", shards, "noniid: label shards per worker")
+      ->check(CLI::Range(1, 10))
+      ->capture_default_str();
   cmd->add_option("--train-samples", train_samples,
-                  "Use only the first N training images (0: all)");
-  cmd->add_option("--test-samples", test_samples, "Evaluate on the first N test images (0: all)");
-  cmd->add_option("--scheduler", scheduler,
-                  "sequential, layerwise, greedy, mgwfbp, bucket, dynacomm")
+                  "Use only the first N training images (0: all)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  cmd->add_option("--test-samples", test_samples, "Evaluate on the first N test images (0: all)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  cmd->add_option("--scheduler", scheduler, "Strategy:\n" + plan::planner_help())
+      ->check(CLI::IsMember(plan::planner_names()))
       ->capture_default_str();
   cmd->add_option("--down", down, "Emulated downlink per worker, e.g. 100mbit")
+      ->check(bandwidth_check())
       ->capture_default_str();
-  cmd->add_option("--up", up, "Emulated uplink per worker (default: --down)");
+  cmd->add_option("--up", up, "Emulated uplink per worker (default: --down)")
+      ->check(bandwidth_check());
   cmd->add_option("--latency", latency, "Emulated one-way latency, e.g. 10ms")
+      ->check(duration_check())
       ->capture_default_str();
   cmd->add_option("--extra-overhead", extra_overhead, "Injected cost per message (what-if studies)")
+      ->check(duration_check())
       ->capture_default_str();
   cmd->add_option("--warmup", warmup,
                   "Warm-up iterations (sequential and layerwise plans in turn) measuring compute "
                   "and transfers; the scheduler plans after them (>= 1)")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_option("--net", net,
                   "user: links emulated in user space (token bucket + latency); netns: shaped "
                   "by the kernel (tbf) in network namespaces, latency still added in the "
                   "transport (needs root)")
+      ->check(CLI::IsMember({"user", "netns"}))
       ->capture_default_str();
   cmd->add_option("--device-slowdown", device_slowdown,
                   "Emulation: stretch every unit's compute by this factor (>= 1) to mimic a "
                   "slower edge device")
+      ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
   cmd->add_option("--replan", replan,
                   "Re-planning while training runs: dynamic (from online estimates, when the "
                   "gain is above --replan-threshold), static (once, after warm-up), epoch (at "
                   "every epoch's start, the paper's policy), oracle (at every change of "
                   "--link-trace, given its true figures)")
+      ->check(CLI::IsMember({"dynamic", "static", "epoch", "oracle"}))
       ->capture_default_str();
   cmd->add_option("--replan-threshold", replan_threshold,
                   "dynamic: change plan when the new one is predicted faster by more than this "
                   "fraction")
+      ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
   cmd->add_option("--replan-interval", replan_interval,
                   "dynamic: at most one plan change every this many iterations")
+      ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--link-trace", link_trace,
                   "Replay this link trace while training runs (CSV time_s,down,up,latency"
@@ -91,6 +129,7 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
                   "Benchmarking: schedulers taking turns after warm-up, comma-separated")
       ->group("Benchmarking");
   cmd->add_option("--rotation-block", rotation_block, "Iterations per turn of --rotation")
+      ->check(CLI::Range(1, 1000000))
       ->capture_default_str()
       ->group("Benchmarking");
 }
@@ -99,7 +138,7 @@ std::vector<std::string> JobFlags::optimizer_args() const {
   return {"--model",    model,         "--workers",      std::to_string(workers),
           "--lr",       num(lr),       "--lr-schedule",  lr_schedule,
           "--momentum", num(momentum), "--weight-decay", num(weight_decay),
-          "--timeout",  num(timeout_s)};
+          "--timeout",  timeout};
 }
 
 std::vector<std::string> JobFlags::worker_args() const {
@@ -148,7 +187,7 @@ ps::ServerOptions JobFlags::server_options() const {
   o.workers = workers;
   o.model = model;
   o.sgd = sgd();
-  o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+  o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(timeout_ms())));
   return o;
 }
 
@@ -180,13 +219,21 @@ worker::WorkerOptions JobFlags::worker_options() const {
   std::stringstream names(rotation);
   for (std::string n; std::getline(names, n, ',');)
     if (!n.empty()) o.rotation.push_back(n);
-  o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+  o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(timeout_ms())));
   o.replan = plan::parse_replan_mode(replan);
   o.replan_options.threshold = replan_threshold;
   o.replan_options.min_interval = replan_interval;
-  if (!link_trace.empty()) o.link_trace = plan::load_link_trace(link_trace);
-  if (!device_slowdown_trace.empty())
-    o.slowdown_trace = plan::load_slowdown_trace(device_slowdown_trace);
+  try {
+    if (!link_trace.empty()) o.link_trace = plan::load_link_trace(link_trace);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(std::string("--link-trace: ") + e.what());
+  }
+  try {
+    if (!device_slowdown_trace.empty())
+      o.slowdown_trace = plan::load_slowdown_trace(device_slowdown_trace);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(std::string("--device-slowdown-trace: ") + e.what());
+  }
   if (trace_origin_ms > 0)
     o.trace_origin = std::chrono::steady_clock::time_point(
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -12,6 +12,8 @@
 
 namespace dynacomm::cli {
 
+constexpr int kMaxWorkers = 1024;
+
 struct JobFlags {
   std::string model = "cnn";
   int workers = 2;
@@ -37,11 +39,12 @@ struct JobFlags {
   double trace_origin_ms = 0;                     // steady clock, ms; 0: the worker's own start
   double lr = 0.05, momentum = 0.9, weight_decay = 5e-4;
   std::string lr_schedule = "cosine";
-  double timeout_s = 60;
+  std::string timeout = "60s";  // every wait on a peer
 
   void add_model_and_optimizer(CLI::App* cmd);  // what the PS needs too
   void add_worker_flags(CLI::App* cmd);         // data, link, plan
   std::vector<std::string> optimizer_args() const;
+  double timeout_ms() const;
   std::vector<std::string> worker_args() const;
 
   optim::SgdOptions sgd() const;

@@ -9,10 +9,12 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "plan/duplex.h"
 #include "plan/planner.h"
 #include "plan/quantity.h"
 #include "plan/simulate.h"
+#include "plan/slicing.h"
 #include "report/chrome_trace.h"
 
 namespace dynacomm::cli {
@@ -38,31 +40,67 @@ struct PlanFlags {
 struct Row {
   plan::Plan plan;
   plan::Timeline timeline;
-  double predicted_ms;
+  double predicted_ms;  // a phase-separated iteration, or a full-duplex steady-state period
 };
 
-std::string segment_text(const plan::ModelProfile& p, const plan::Segment& s) {
+// A segment as the user reads it: units (a sliced plan's atoms mapped to their units),
+// names and bytes.
+std::string segment_text(const plan::ModelProfile& p, const plan::Slicing& slicing,
+                         const plan::Plan& plan, const plan::Segment& s) {
   std::int64_t bytes = 0;
-  for (int u = s.first; u <= s.last; ++u) bytes += p.units[u].bytes;
+  int first = s.first, last = s.last;
+  if (plan.atom_params > 0) {
+    for (int a = s.first; a <= s.last; ++a) bytes += slicing.atoms[static_cast<std::size_t>(a)].bytes;
+    first = slicing.atoms[static_cast<std::size_t>(s.first)].unit;
+    last = slicing.atoms[static_cast<std::size_t>(s.last)].unit;
+  } else {
+    for (int u = s.first; u <= s.last; ++u) bytes += p.units[static_cast<std::size_t>(u)].bytes;
+  }
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f MB", static_cast<double>(bytes) / 1e6);
-  std::string range = s.first == s.last ? std::to_string(s.first)
-                                        : std::to_string(s.first) + "-" + std::to_string(s.last);
-  std::string names = s.first == s.last ? p.units[s.first].name
-                                        : p.units[s.first].name + " .. " + p.units[s.last].name;
-  return range + "  (" + names + ", " + buf + ")";
+  auto range = [](int a, int b) {
+    return a == b ? std::to_string(a) : std::to_string(a) + "-" + std::to_string(b);
+  };
+  const std::string names =
+      first == last ? p.units[static_cast<std::size_t>(first)].name
+                    : p.units[static_cast<std::size_t>(first)].name + " .. " +
+                          p.units[static_cast<std::size_t>(last)].name;
+  if (plan.atom_params > 0)
+    return (s.first == s.last ? "slice " : "slices ") + range(s.first, s.last) + " of unit" + (first == last ? " " : "s ") +
+           range(first, last) + "  (" + names + ", " + buf + ")";
+  return range(s.first, s.last) + "  (" + names + ", " + buf + ")";
+}
+
+// At most this many segments listed per direction; the rest counted.
+constexpr std::size_t kListed = 12;
+
+void print_segments(const char* title, const plan::ModelProfile& profile, const plan::Plan& plan,
+                    const std::vector<plan::Segment>& segments, const std::vector<int>& order) {
+  const plan::Slicing slicing = plan::Slicing::make(profile, plan.atom_params);
+  std::printf("  %s:\n", title);
+  for (std::size_t i = 0; i < order.size() && i < kListed; ++i)
+    std::printf("    %s\n",
+                segment_text(profile, slicing, plan, segments[static_cast<std::size_t>(order[i])])
+                    .c_str());
+  if (order.size() > kListed) std::printf("    ... and %zu more\n", order.size() - kListed);
+}
+
+std::vector<int> in_order(std::size_t n) {
+  std::vector<int> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i);
+  return v;
 }
 
 // One row per bandwidth (both directions), one column per strategy: predicted ms.
 int run_sweep(const PlanFlags& f, const plan::ModelProfile& profile, plan::LinkProfile link) {
   const std::vector<std::string> names = plan::planner_names();
   std::printf(
-      "%s: predicted iteration time (ms), symmetric links, %.3g ms per transmission, "
-      "%.3g ms latency\n\n",
+      "%s: predicted ms per iteration (full-duplex strategies: steady-state period), symmetric "
+      "links, %.3g ms per transmission, %.3g ms latency\n\n",
       profile.model.c_str(), link.overhead_down_ms, link.latency_ms);
   std::printf("%-14s", "bandwidth");
-  for (const auto& n : names) std::printf(" %11s", n.c_str());
-  std::printf(" %11s %11s\n", "ideal", "dynacomm/seq");
+  for (const auto& n : names) std::printf(" %13s", n.c_str());
+  std::printf(" %11s %13s\n", "ideal", "dynacomm/seq");
   for (const auto& text : f.sweep) {
     link.down_bps = link.up_bps = plan::parse_bandwidth_bps(text);
     std::printf("%-14s", plan::format_bandwidth(link.down_bps).c_str());
@@ -71,43 +109,54 @@ int run_sweep(const PlanFlags& f, const plan::ModelProfile& profile, plan::LinkP
       double ms = plan::predict_ms(profile, link, plan::make_plan(n, profile, link, f.planner));
       if (n == "sequential") seq = ms;
       if (n == "dynacomm") dyn = ms;
-      std::printf(" %11.1f", ms);
+      std::printf(" %13.1f", ms);
     }
-    std::printf(" %11.1f %10.2fx\n", plan::ideal_ms(profile, link), seq / dyn);
+    std::printf(" %11.1f %12.2fx\n", plan::ideal_ms(profile, link), seq / dyn);
   }
   return 0;
 }
 
-// The full-duplex, cross-iteration model (docs/full-duplex.md): the steady-state period of
-// the phase-separated best plan when run full duplex, and of dynacomm-fd's plan.
-void print_full_duplex(const plan::ModelProfile& profile, const plan::LinkProfile& link,
-                       const plan::Plan& best, double best_ms) {
+// The full-duplex, cross-iteration model (docs/full-duplex.md): the best phase-separated
+// plan run full duplex, against dynacomm-fd's plan (the table's own row when it has one).
+void print_full_duplex(const PlanFlags& f, const plan::ModelProfile& profile,
+                       const plan::LinkProfile& link, const std::vector<Row>& rows,
+                       const Row& best_separated, bool list_pulls) {
+  const Row* fd_row = nullptr;
+  for (const Row& r : rows)
+    if (r.plan.scheduler == "dynacomm-fd") fd_row = &r;
+  double planning_ms = 0;
+  Row fd_own;
+  if (!fd_row) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fd_own.plan = plan::make_plan("dynacomm-fd", profile, link, f.planner);
+    planning_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    fd_own.predicted_ms = plan::predict_ms(profile, link, fd_own.plan);
+    fd_row = &fd_own;
+  }
   const plan::DuplexPlannerOptions o;
-  const auto t0 = std::chrono::steady_clock::now();
-  const plan::Plan fd = plan::plan_duplex(profile, link, o);
-  const double planning_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  const double as_duplex = plan::simulate_duplex(profile, link, best, o.simulation).period_ms;
-  const plan::DuplexResult r = plan::simulate_duplex(profile, link, fd, o.simulation);
+  plan::Plan as_duplex = best_separated.plan;
+  const double as_duplex_ms = plan::simulate_duplex(profile, link, as_duplex, o.simulation).period_ms;
   std::printf(
-      "\nfull duplex, steady state (docs/full-duplex.md), aggregation %.3g ms per push; "
-      "whole units in a searched pull order (the dynacomm-fd strategy above also searches "
-      "slices and priority):\n",
+      "\nfull duplex, steady state (docs/full-duplex.md), aggregation %.3g ms per push:\n",
       link.aggregation_ms);
-  std::printf("  %s's plan, pulls overlapping the previous pushes: period %.1f ms\n",
-              best.scheduler.c_str(), as_duplex);
-  std::printf(
-      "  dynacomm-fd: period %.1f ms, %.2fx faster than %s's %.1f ms iteration; %zu pull "
-      "and %zu push segments; planned in %.0f ms\n",
-      r.period_ms, best_ms / r.period_ms, best.scheduler.c_str(), best_ms, fd.pull.size(),
-      fd.push.size(), planning_ms);
-  std::printf("  pull segments in the order they are fetched:\n");
-  for (int k : fd.pull_order)
-    std::printf("    %s\n", segment_text(profile, fd.pull[static_cast<std::size_t>(k)]).c_str());
+  std::printf("  %s's plan, its pulls overlapping the previous pushes: period %.1f ms\n",
+              best_separated.plan.scheduler.c_str(), as_duplex_ms);
+  std::printf("  dynacomm-fd: period %.1f ms, %.2fx faster than %s's %.1f ms iteration; %zu pull "
+              "and %zu push transmissions%s",
+              fd_row->predicted_ms, best_separated.predicted_ms / fd_row->predicted_ms,
+              best_separated.plan.scheduler.c_str(), best_separated.predicted_ms,
+              fd_row->plan.pull.size(), fd_row->plan.push.size(),
+              fd_row->plan.atom_params > 0 ? " (slices of units)" : "");
+  if (planning_ms > 0) std::printf("; planned in %.0f ms", planning_ms);
+  std::printf("\n");
+  if (!list_pulls) return;  // the recommendation below lists them
+  print_segments("pull segments in the order they are fetched", profile, fd_row->plan,
+                 fd_row->plan.pull, fd_row->plan.pull_order.empty() ? in_order(fd_row->plan.pull.size())
+                                                 : fd_row->plan.pull_order);
 }
 
-int run_plan(const PlanFlags& f) {
-  plan::ModelProfile profile = plan::load_model_profile(f.profile);
+plan::LinkProfile link_from_flags(const PlanFlags& f) {
   plan::LinkProfile link;
   if (f.down.empty() && f.sweep.empty())
     throw InvalidInput("plan: give --down (and optionally --up), or --sweep-bandwidth");
@@ -120,6 +169,93 @@ int run_plan(const PlanFlags& f) {
   link.overhead_up_ms = f.overhead_up.empty() ? overhead : plan::parse_duration_ms(f.overhead_up);
   link.aggregation_ms = plan::parse_duration_ms(f.aggregation);
   link.validate();
+  return link;
+}
+
+void print_json(const plan::ModelProfile& profile, const plan::LinkProfile& link,
+                const std::vector<Row>& rows) {
+  for (const Row& r : rows) {
+    // Keys in the documented order: scheduler, pull, push, predicted_ms, ideal_ms.
+    nlohmann::json p = plan::to_json(r.plan);
+    nlohmann::ordered_json j;
+    j["scheduler"] = r.plan.scheduler;
+    j["pull"] = p["pull"];
+    j["push"] = p["push"];
+    for (const char* key : {"full_duplex", "pull_order", "atom_params", "credit_bytes"})
+      if (p.contains(key)) j[key] = p[key];
+    j["predicted_ms"] = r.predicted_ms;
+    j["ideal_ms"] = plan::ideal_ms(profile, link, r.plan);
+    std::cout << j.dump() << "\n";
+  }
+}
+
+// The table: one row per strategy; returns the fastest of all (either model) and the
+// fastest phase-separated one.
+std::pair<const Row*, const Row*> print_table(const plan::ModelProfile& profile,
+                                              const plan::LinkProfile& link,
+                                              const std::vector<Row>& rows, double sequential) {
+  std::printf("profile: %s, batch %d, %d units, %.2f MB, forward %.1f ms, backward %.1f ms\n",
+              profile.model.c_str(), profile.batch, profile.num_units(),
+              static_cast<double>(profile.total_bytes()) / 1e6, profile.total_forward_ms(),
+              profile.total_backward_ms());
+  std::printf(
+      "link:    down %s, up %s, per transmission %.3g ms down / %.3g ms up, latency %.3g ms\n\n",
+      plan::format_bandwidth(link.down_bps).c_str(), plan::format_bandwidth(link.up_bps).c_str(),
+      link.overhead_down_ms, link.overhead_up_ms, link.latency_ms);
+  std::printf("%-13s %14s %14s %10s %10s %10s\n", "scheduler", "predicted", "vs sequential",
+              "vs ideal", "pull msgs", "push msgs");
+  const Row* best = &rows.front();
+  const Row* best_separated = nullptr;
+  bool sliced = false;
+  for (const Row& r : rows) {
+    const char* mark = r.plan.atom_params > 0 ? "*" : " ";
+    sliced = sliced || r.plan.atom_params > 0;
+    std::printf("%-13s %11.1f ms %13.2fx %9.3fx %9zu%s %9zu%s%s\n", r.plan.scheduler.c_str(),
+                r.predicted_ms, sequential / r.predicted_ms,
+                r.predicted_ms / plan::ideal_ms(profile, link, r.plan), r.plan.pull.size(), mark,
+                r.plan.push.size(), mark, r.plan.full_duplex ? "  full duplex" : "");
+    // Ties: the later (dynacomm after the simpler ones).
+    if (r.predicted_ms <= best->predicted_ms) best = &r;
+    if (!r.plan.full_duplex && (!best_separated || r.predicted_ms <= best_separated->predicted_ms))
+      best_separated = &r;
+  }
+  std::printf("%-13s %11.1f ms %13.2fx %9.3fx %10d %10d   (layerwise, no per-transmission cost)\n",
+              "ideal", plan::ideal_ms(profile, link), sequential / plan::ideal_ms(profile, link),
+              1.0, profile.num_units(), profile.num_units());
+  if (sliced) std::printf("* counts slices of units (atoms), not whole units\n");
+  std::string duplex;
+  for (const Row& r : rows)
+    if (r.plan.full_duplex) duplex += (duplex.empty() ? "" : ", ") + r.plan.scheduler;
+  if (!duplex.empty())
+    std::printf(
+        "full duplex (%s): steady-state periods, the time per iteration once pulls overlap the "
+        "previous pushes; \"vs ideal\" is to that model's bound, %.1f ms (docs/full-duplex.md)\n",
+        duplex.c_str(), plan::ideal_duplex_ms(profile, link));
+  return {best, best_separated};
+}
+
+// The strategy to run, its segments, and the command line that runs it.
+void print_recommendation(const PlanFlags& f, const plan::ModelProfile& profile, const Row& best) {
+  std::printf("\nrecommended: %s, %.1f ms per iteration%s\n", best.plan.scheduler.c_str(),
+              best.predicted_ms, best.plan.full_duplex ? " (steady-state period)" : "");
+  print_segments(best.plan.full_duplex ? "pull segments in the order they are fetched"
+                                       : "pull segments (in order)",
+                 profile, best.plan, best.plan.pull,
+                 best.plan.pull_order.empty() ? in_order(best.plan.pull.size())
+                                              : best.plan.pull_order);
+  print_segments("push segments (in send order)", profile, best.plan, best.plan.push,
+                 in_order(best.plan.push.size()));
+  std::string cmd = "dynacomm train --model " + profile.model + " --batch " +
+                    std::to_string(profile.batch) + " --scheduler " + best.plan.scheduler +
+                    " --down " + f.down;
+  if (!f.up.empty()) cmd += " --up " + f.up;
+  cmd += " --latency " + f.latency;
+  std::printf("run it (links emulated on this machine): %s\n", cmd.c_str());
+}
+
+int run_plan(const PlanFlags& f) {
+  plan::ModelProfile profile = plan::load_model_profile(f.profile);
+  const plan::LinkProfile link = link_from_flags(f);
   f.planner.validate();
   if (!f.sweep.empty()) return run_sweep(f, profile, link);
 
@@ -129,7 +265,6 @@ int run_plan(const PlanFlags& f) {
   else
     names.push_back(f.scheduler);
 
-  const double ideal = plan::ideal_ms(profile, link);
   const double sequential =
       plan::simulate(profile, link, plan::make_plan("sequential", profile, link, f.planner));
   std::vector<Row> rows;
@@ -144,64 +279,22 @@ int run_plan(const PlanFlags& f) {
   if (!f.timeline.empty()) {
     report::ChromeTrace trace;
     for (std::size_t i = 0; i < rows.size(); ++i)
-      trace.add_timeline(rows[i].timeline, rows[i].plan.scheduler + " (simulated)",
-                         static_cast<int>(i));
+      if (!rows[i].plan.full_duplex)
+        trace.add_timeline(rows[i].timeline, rows[i].plan.scheduler + " (simulated)",
+                           static_cast<int>(i));
     trace.write(f.timeline);
   }
-
   if (f.json) {
-    for (const Row& r : rows) {
-      // Keys in the documented order: scheduler, pull, push, predicted_ms, ideal_ms.
-      nlohmann::json p = plan::to_json(r.plan);
-      nlohmann::ordered_json j;
-      j["scheduler"] = r.plan.scheduler;
-      j["pull"] = p["pull"];
-      j["push"] = p["push"];
-      for (const char* key : {"full_duplex", "pull_order", "atom_params", "credit_bytes"})
-        if (p.contains(key)) j[key] = p[key];
-      j["predicted_ms"] = r.predicted_ms;
-      j["ideal_ms"] = plan::ideal_ms(profile, link, r.plan);
-      std::cout << j.dump() << "\n";
-    }
+    print_json(profile, link, rows);
     return 0;
   }
-
-  std::printf("profile: %s, batch %d, %d units, %.2f MB, forward %.1f ms, backward %.1f ms\n",
-              profile.model.c_str(), profile.batch, profile.num_units(),
-              static_cast<double>(profile.total_bytes()) / 1e6, profile.total_forward_ms(),
-              profile.total_backward_ms());
-  std::printf(
-      "link:    down %s, up %s, per transmission %.3g ms down / %.3g ms up, latency %.3g ms\n\n",
-      plan::format_bandwidth(link.down_bps).c_str(), plan::format_bandwidth(link.up_bps).c_str(),
-      link.overhead_down_ms, link.overhead_up_ms, link.latency_ms);
-  std::printf("%-13s %14s %14s %10s %6s %6s\n", "scheduler", "predicted", "vs sequential",
-              "vs ideal", "pull", "push");
-  const Row* best = &rows.front();
-  for (const Row& r : rows) {
-    std::printf("%-13s %11.1f ms %13.2fx %9.3fx %6zu %6zu\n", r.plan.scheduler.c_str(),
-                r.predicted_ms, sequential / r.predicted_ms,
-                r.predicted_ms / plan::ideal_ms(profile, link, r.plan), r.plan.pull.size(),
-                r.plan.push.size());
-    // Ties: the later (dynacomm last). The full-duplex plan is another model: below.
-    if (!r.plan.full_duplex && r.predicted_ms <= best->predicted_ms) best = &r;
+  const auto [best, best_separated] = print_table(profile, link, rows, sequential);
+  if (f.full_duplex) {
+    Row seq_row{plan::make_plan("sequential", profile, link, f.planner), {}, sequential};
+    print_full_duplex(f, profile, link, rows, best_separated ? *best_separated : seq_row,
+                      best->plan.scheduler != "dynacomm-fd");
   }
-  std::printf("%-13s %11.1f ms %13.2fx %9.3fx %6d %6d   (layerwise, no per-transmission cost)\n",
-              "ideal", ideal, sequential / ideal, 1.0, profile.num_units(), profile.num_units());
-  std::string duplex;
-  for (const Row& r : rows)
-    if (r.plan.full_duplex) duplex += (duplex.empty() ? "" : ", ") + r.plan.scheduler;
-  if (!duplex.empty())
-    std::printf(
-        "full duplex (%s): steady-state periods; \"vs ideal\" is to that model's bound, "
-        "%.1f ms (docs/full-duplex.md)\n",
-        duplex.c_str(), plan::ideal_duplex_ms(profile, link));
-  std::printf("\nbest phase-separated: %s, %.1f ms per iteration\n", best->plan.scheduler.c_str(),
-              best->predicted_ms);
-  std::printf("  pull segments (in order):\n");
-  for (const auto& s : best->plan.pull) std::printf("    %s\n", segment_text(profile, s).c_str());
-  std::printf("  push segments (in send order):\n");
-  for (const auto& s : best->plan.push) std::printf("    %s\n", segment_text(profile, s).c_str());
-  if (f.full_duplex) print_full_duplex(profile, link, best->plan, best->predicted_ms);
+  print_recommendation(f, profile, *best);
   return 0;
 }
 
@@ -212,20 +305,30 @@ void add_plan_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "plan", "Plan the pull and push of one iteration with every strategy and predict its time");
   cmd->add_option("--profile", flags->profile, "Model profile JSON (see profiles/)")->required();
-  cmd->add_option("--down", flags->down, "Downlink bandwidth, e.g. 100mbit (kbit, mbit, gbit)");
-  cmd->add_option("--up", flags->up, "Uplink bandwidth (default: same as --down)");
+  cmd->add_option("--down", flags->down, "Downlink bandwidth, e.g. 100mbit (kbit, mbit, gbit)")
+      ->check(bandwidth_check());
+  cmd->add_option("--up", flags->up, "Uplink bandwidth (default: same as --down)")
+      ->check(bandwidth_check());
   cmd->add_option("--latency", flags->latency, "One-way latency, e.g. 10ms (us, ms, s)")
+      ->check(duration_check())
       ->capture_default_str();
   cmd->add_option("--overhead", flags->overhead, "Fixed cost of one transmission, both directions")
+      ->check(duration_check())
       ->capture_default_str();
-  cmd->add_option("--overhead-down", flags->overhead_down, "Fixed cost of one pull transmission");
-  cmd->add_option("--overhead-up", flags->overhead_up, "Fixed cost of one push transmission");
-  std::string known = "all";
-  for (const auto& n : plan::planner_names()) known += "|" + n;
-  cmd->add_option("--scheduler", flags->scheduler, "Strategy: " + known)->capture_default_str();
+  cmd->add_option("--overhead-down", flags->overhead_down, "Fixed cost of one pull transmission")
+      ->check(duration_check());
+  cmd->add_option("--overhead-up", flags->overhead_up, "Fixed cost of one push transmission")
+      ->check(duration_check());
+  std::vector<std::string> known = plan::planner_names();
+  known.insert(known.begin(), "all");
+  cmd->add_option("--scheduler", flags->scheduler,
+                  "Strategy, or all:\n" + plan::planner_help())
+      ->check(CLI::IsMember(known))
+      ->capture_default_str();
   cmd->add_option("--sweep-bandwidth", flags->sweep,
                   "Comma-separated symmetric bandwidths: one table row each, e.g. "
                   "10mbit,100mbit,1gbit")
+      ->check(bandwidth_check())
       ->delimiter(',');
   cmd->add_flag("--json", flags->json, "One JSON object per strategy, one per line");
   cmd->add_flag(
@@ -235,16 +338,20 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--aggregation", flags->aggregation,
                   "PS time from a push's last gradient to its units' update (charged by the "
                   "full-duplex model)")
+      ->check(duration_check())
       ->capture_default_str();
   cmd->add_option("--timeline", flags->timeline,
                   "Write a Chrome-trace JSON of the simulated iteration(s) to this file");
   cmd->add_option("--bucket-mb", flags->planner.bucket_mb, "bucket: bucket cap in MiB")
+      ->check(CLI::Range(1e-6, 1e6))
       ->capture_default_str();
   cmd->add_option("--first-bucket-mb", flags->planner.first_bucket_mb,
                   "bucket: first bucket's cap in MiB")
+      ->check(CLI::Range(1e-6, 1e6))
       ->capture_default_str();
   cmd->add_option("--fd-evaluations", flags->planner.fd_max_evaluations,
                   "dynacomm-fd: simulations its local search may run per family")
+      ->check(CLI::Range(1L, 1000000000L))
       ->capture_default_str();
   cmd->callback([flags]() {
     int rc = run_plan(*flags);

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
+#include "model/model_names.h"
 #include "train/profiler.h"
 
 namespace dynacomm::cli {
@@ -18,15 +20,25 @@ void add_profile_command(CLI::App& app) {
   auto& o = f->options;
   CLI::App* cmd = app.add_subcommand(
       "profile", "Measure per-unit forward/backward times and sizes; writes a plan profile");
-  cmd->add_option("--model", o.model, "Model name")->capture_default_str();
+  cmd->add_option("--model", o.model, listed(model::zoo_model_names()))
+      ->check(CLI::IsMember(model::zoo_model_names()))
+      ->capture_default_str();
   cmd->add_option("--input", f->input, "Input shape CxHxW, e.g. 1x28x28 or 3x224x224")
       ->capture_default_str();
-  cmd->add_option("--classes", o.classes, "Classes (0: 10 for small inputs, else 1000)");
-  cmd->add_option("--batch", o.batch, "Mini-batch size")->capture_default_str();
-  cmd->add_option("--threads", o.threads, "Compute threads")->capture_default_str();
-  cmd->add_option("--iterations", o.iterations, "Measured iterations (median)")
+  cmd->add_option("--classes", o.classes, "Classes (0: 10 for small inputs, else 1000)")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--batch", o.batch, "Mini-batch size")
+      ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
-  cmd->add_option("--warmup", o.warmup, "Warm-up iterations, not measured")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "Compute threads")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--iterations", o.iterations, "Measured iterations (median)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "Warm-up iterations, not measured")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed for weights and synthetic data")->capture_default_str();
   cmd->add_option("--out", f->out, "Write the profile JSON here instead of stdout");
   cmd->callback([f]() {

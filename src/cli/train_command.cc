@@ -64,8 +64,8 @@ void run_local(const TrainFlags& f) {
 
 void run_cluster(const TrainFlags& f) {
   const JobFlags& j = f.job;
-  (void)j.worker_options();  // validate every flag here, before any process starts
   const std::vector<JobFlags> per_worker = per_worker_flags(j, f.links);
+  validate_job(j, per_worker);  // every flag here, before any process starts
   const std::string run_dir = f.out.empty() ? default_run_dir(j, false) : f.out;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = f.threads > 0 ? f.threads : std::max(1, cores / j.workers);
@@ -121,6 +121,7 @@ void add_train_command(CLI::App& app) {
       "train", "Train a CNN on Fashion-MNIST: a PS and edge workers on this machine, or --local");
   cmd->add_flag("--local", f->local, "Train in this one process, without a parameter server");
   cmd->add_option("--threads", f->threads, "Compute threads per process (0: cores / workers)")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   cmd->add_option("--out", f->out, "Run folder (default: a fresh folder under runs/)");
   cmd->add_option("--link", f->links,

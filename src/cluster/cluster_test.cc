@@ -50,7 +50,7 @@ class ClusterTest : public ::testing::Test {
     ::mkdir(out.c_str(), 0755);
     LocalCluster c(DYNACOMM_EXE, out, std::chrono::seconds(30));
     const std::vector<std::string> common = {"--workers", std::to_string(workers), "--timeout",
-                                             "20",        "--lr-schedule",         "cosine"};
+                                             "20s",       "--lr-schedule",         "cosine"};
     std::vector<std::string> ps_args = common;
     ps_args.insert(ps_args.end(), {"--model", "cnn"});
     const std::string ep = c.start_ps(ps_args);

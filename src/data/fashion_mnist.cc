@@ -22,6 +22,20 @@ std::string pick(const std::string& dir, const std::string& base) {
 
 std::string default_fashion_mnist_dir() { return DYNACOMM_FASHION_MNIST_DIR; }
 
+void check_fashion_mnist_dir(const std::string& dir_in) {
+  const std::string dir = dir_in.empty() ? default_fashion_mnist_dir() : dir_in;
+  if (!exists(dir))
+    throw InvalidInput(
+        dir + ": Fashion-MNIST folder not found" +
+        (dir_in.empty() ? " (install Debian's dataset-fashion-mnist, or give --data-dir)" : ""));
+  for (const char* base : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+    const std::string path = pick(dir, base);
+    if (!exists(path))
+      throw InvalidInput(path + ": Fashion-MNIST file not found (nor without .gz)");
+  }
+}
+
 Dataset load_fashion_mnist(const std::string& dir_in, Split split) {
   const std::string dir = dir_in.empty() ? default_fashion_mnist_dir() : dir_in;
   if (!exists(dir))

@@ -30,6 +30,10 @@ struct Batch {
 // Where Debian's package puts the files.
 std::string default_fashion_mnist_dir();
 
+// Throws InvalidInput when `dir` ("" = the default) lacks a folder or one of the four
+// files: a cheap check made before any process of a job starts.
+void check_fashion_mnist_dir(const std::string& dir);
+
 // Loads one split from `dir` ("" = default_fashion_mnist_dir()). Accepts the .gz files or
 // uncompressed ones of the same name without .gz. Throws InvalidInput naming the file on
 // any problem, with a hint to install the package when the folder is missing.

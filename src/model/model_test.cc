@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "model/model_names.h"
 
 namespace dynacomm::model {
 namespace {
@@ -29,6 +30,10 @@ std::vector<int> iota(int n) {
   std::vector<int> v(n);
   for (int i = 0; i < n; ++i) v[i] = i;
   return v;
+}
+
+TEST(ModelZoo, TheTorchFreeListOfNamesIsTheZoos) {
+  EXPECT_EQ(zoo_model_names(), model_names());
 }
 
 TEST(ModelZoo, ImageNetParameterCountsMatchTorchvision) {

@@ -61,6 +61,8 @@ struct PlannerInfo {
 // All planners, in the order they are reported (sequential first: the baseline).
 const std::vector<PlannerInfo>& planner_registry();
 std::vector<std::string> planner_names();
+// One line per planner, "  name  summary", for help texts.
+std::string planner_help();
 
 // Validates inputs, runs the named planner, stamps the plan's scheduler name and checks the
 // result covers every unit. Throws InvalidInput for an unknown name (listing the known

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "base/error.h"
@@ -45,6 +46,16 @@ std::vector<std::string> planner_names() {
   std::vector<std::string> names;
   for (const auto& p : planner_registry()) names.emplace_back(p.name);
   return names;
+}
+
+std::string planner_help() {
+  std::string out;
+  for (const auto& p : planner_registry()) {
+    std::string name = p.name;
+    name.resize(std::max<std::size_t>(name.size(), 14), ' ');
+    out += "  " + name + p.summary + "\n";
+  }
+  return out;
 }
 
 void PlannerOptions::validate() const {

@@ -1,5 +1,7 @@
 #include "plan/profile.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -164,13 +166,18 @@ json to_json(const LinkProfile& l) {
 }
 
 ModelProfile load_model_profile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw InvalidInput(path + ": not a profile file (a folder or a device); give a JSON file");
   std::ifstream in(path);
   if (!in) throw InvalidInput(path + ": cannot open profile file");
   json j;
   try {
     j = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, and numbers out of range (1e400)
     throw InvalidInput(path + ": not valid JSON: " + e.what());
+  } catch (const std::exception& e) {  // reading failed
+    throw InvalidInput(path + ": cannot read profile file: " + e.what());
   }
   return model_profile_from_json(j, path);
 }

@@ -12,6 +12,7 @@
 #include <zmq.hpp>
 
 #include "base/error.h"
+#include "net/endpoint.h"
 #include "net/wire.h"
 #include "net/zmq_message.h"
 #include "ps/store.h"
@@ -138,6 +139,7 @@ struct PsServer::Impl {
 void ServerOptions::validate() const {
   if (workers < 1) throw InvalidInput("ps: --workers must be at least 1");
   if (timeout.count() <= 0) throw InvalidInput("ps: timeout must be positive");
+  net::check_endpoint(listen, "ps: --listen");
   StoreOptions s;
   s.workers = workers;
   s.sgd = sgd;

@@ -17,6 +17,7 @@
 #include "base/timed_replay.h"
 #include "data/fashion_mnist.h"
 #include "net/connection.h"
+#include "net/endpoint.h"
 #include "plan/compute_stretch.h"
 #include "plan/duplex.h"
 #include "plan/planner.h"
@@ -48,6 +49,7 @@ double since_boot_ms(Clock::time_point t) {  // CLOCK_MONOTONIC: shared by all p
 
 void WorkerOptions::validate() const {
   if (ps.empty()) throw InvalidInput("worker: --ps is required");
+  net::check_endpoint(ps, "worker: --ps");
   if (workers < 1) throw InvalidInput("worker: --workers must be at least 1");
   if (rank < 0 || rank >= workers)
     throw InvalidInput("worker: --rank " + std::to_string(rank) + " is not in 0.." +
@@ -64,13 +66,23 @@ void WorkerOptions::validate() const {
   const std::vector<std::string> known = plan::planner_names();
   for (const auto& s : rotation)
     if (std::find(known.begin(), known.end(), s) == known.end())
-      throw InvalidInput("worker: unknown scheduler '" + s + "' in the rotation");
+      throw InvalidInput("worker: unknown scheduler '" + s + "' in the rotation (--schedulers); known: " +
+                         [&] {
+                           std::string k;
+                           for (const auto& n : known) k += (k.empty() ? "" : ", ") + n;
+                           return k;
+                         }());
   link.validate();
   planner.validate();
   replan_options.validate();
   estimator.validate();
   link_trace.check_workers(workers);
   slowdown_trace.check_workers(workers);
+  try {
+    data::check_fashion_mnist_dir(data_dir);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(std::string("worker: --data-dir: ") + e.what());
+  }
 }
 
 namespace {
