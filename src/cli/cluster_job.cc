@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/timed_replay.h"
+#include "cli/app.h"
 #include "cluster/local_cluster.h"
 #include "cluster/status.h"
 #include "plan/trace_file.h"
@@ -46,13 +47,6 @@ void merge_traces(const report::RunFolder& run, int workers) {
 }
 
 }  // namespace
-
-std::string self_exe() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw Error("cannot find the dynacomm executable (/proc/self/exe)");
-  return std::string(buf, static_cast<std::size_t>(n));
-}
 
 std::vector<JobFlags> per_worker_flags(const JobFlags& j, const std::vector<std::string>& links) {
   std::vector<JobFlags> per_worker(static_cast<std::size_t>(j.workers), j);
@@ -112,8 +106,10 @@ nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& p
   if (j.net == "netns" && !topology) {
     own = std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker));
     topology = own.get();
-    std::fprintf(stderr, "dynacomm: network namespaces %s-*: links shaped by tbf, latency added "
-                 "in the transport\n", topology->prefix().c_str());
+    std::fprintf(stderr,
+                 "dynacomm: network namespaces %s-*: links shaped by tbf, latency added "
+                 "in the transport\n",
+                 topology->prefix().c_str());
   }
   if (j.net != "netns") topology = nullptr;
   // Traces count from the job's start, on the steady clock all processes share; paths are
@@ -141,7 +137,8 @@ nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& p
     tc_replay = std::make_unique<TimedReplay>(origin, std::move(steps));
   }
   report::RunFolder run(run_dir);
-  cluster::LocalCluster c(self_exe(), run_dir, std::chrono::seconds(30));
+  // The light `dynacomm`: the PS runs without libtorch, the workers in dynacomm-compute.
+  cluster::LocalCluster c(sibling_exe("dynacomm"), run_dir, std::chrono::seconds(30));
   std::vector<std::string> ps_args = j.optimizer_args();
   ps_args.insert(ps_args.end(), {"--trace", run.file("trace-ps.json")});
   const std::string endpoint =

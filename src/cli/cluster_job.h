@@ -34,6 +34,4 @@ void validate_job(const JobFlags& job, const std::vector<JobFlags>& per_worker);
 // The link rates of every worker, for a NetnsTopology.
 std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_worker);
 
-std::string self_exe();
-
 }  // namespace dynacomm::cli

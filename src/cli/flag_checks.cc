@@ -33,8 +33,7 @@ std::string listed(const std::vector<std::string>& names) {
 }
 
 CLI::Validator bandwidth_check() {
-  return checked_by([](const std::string& v) { (void)plan::parse_bandwidth_bps(v); },
-                    "BANDWIDTH");
+  return checked_by([](const std::string& v) { (void)plan::parse_bandwidth_bps(v); }, "BANDWIDTH");
 }
 
 CLI::Validator duration_check() {
@@ -96,8 +95,7 @@ CLI::Validator unsigned_check() {
 }
 
 CLI::Validator endpoint_check() {
-  return checked_by([](const std::string& v) { net::check_endpoint(v, "endpoint"); },
-                    "ENDPOINT");
+  return checked_by([](const std::string& v) { net::check_endpoint(v, "endpoint"); }, "ENDPOINT");
 }
 
 }  // namespace dynacomm::cli

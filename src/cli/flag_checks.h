@@ -18,7 +18,7 @@ CLI::Validator positive_duration_check();  // ... and it is above 0
 CLI::Validator endpoint_check();           // net::check_endpoint accepts it
 // A comma-separated list whose every item is one of `known`.
 CLI::Validator list_of_check(const std::vector<std::string>& known);
-CLI::Validator bandwidth_list_check();     // a comma-separated list of bandwidths
-CLI::Validator unsigned_check();           // digits only (CLI11 wraps "-1" into a uint64)
+CLI::Validator bandwidth_list_check();  // a comma-separated list of bandwidths
+CLI::Validator unsigned_check();        // digits only (CLI11 wraps "-1" into a uint64)
 
 }  // namespace dynacomm::cli

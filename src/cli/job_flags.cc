@@ -66,8 +66,7 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
   cmd->add_option("--shards", shards, "noniid: label shards per worker")
       ->check(CLI::Range(1, 10))
       ->capture_default_str();
-  cmd->add_option("--train-samples", train_samples,
-                  "Use only the first N training images (0: all)")
+  cmd->add_option("--train-samples", train_samples, "Use only the first N training images (0: all)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   cmd->add_option("--test-samples", test_samples, "Evaluate on the first N test images (0: all)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
@@ -143,6 +142,7 @@ std::vector<std::string> JobFlags::optimizer_args() const {
 
 std::vector<std::string> JobFlags::worker_args() const {
   std::vector<std::string> a = optimizer_args();
+  // clang-format off: flag, value
   std::vector<std::string> more = {"--batch",          std::to_string(batch),
                                    "--epochs",         std::to_string(epochs),
                                    "--iterations",     std::to_string(iterations),
@@ -163,6 +163,7 @@ std::vector<std::string> JobFlags::worker_args() const {
                                    "--replan-threshold", num(replan_threshold),
                                    "--replan-interval", std::to_string(replan_interval),
                                    "--trace-origin-ms", num(trace_origin_ms)};
+  // clang-format on
   a.insert(a.end(), more.begin(), more.end());
   if (!up.empty()) a.insert(a.end(), {"--up", up});
   if (!rotation.empty()) a.insert(a.end(), {"--rotation", rotation});

@@ -50,7 +50,8 @@ std::string segment_text(const plan::ModelProfile& p, const plan::Slicing& slici
   std::int64_t bytes = 0;
   int first = s.first, last = s.last;
   if (plan.atom_params > 0) {
-    for (int a = s.first; a <= s.last; ++a) bytes += slicing.atoms[static_cast<std::size_t>(a)].bytes;
+    for (int a = s.first; a <= s.last; ++a)
+      bytes += slicing.atoms[static_cast<std::size_t>(a)].bytes;
     first = slicing.atoms[static_cast<std::size_t>(s.first)].unit;
     last = slicing.atoms[static_cast<std::size_t>(s.last)].unit;
   } else {
@@ -61,13 +62,12 @@ std::string segment_text(const plan::ModelProfile& p, const plan::Slicing& slici
   auto range = [](int a, int b) {
     return a == b ? std::to_string(a) : std::to_string(a) + "-" + std::to_string(b);
   };
-  const std::string names =
-      first == last ? p.units[static_cast<std::size_t>(first)].name
-                    : p.units[static_cast<std::size_t>(first)].name + " .. " +
-                          p.units[static_cast<std::size_t>(last)].name;
+  const std::string names = first == last ? p.units[static_cast<std::size_t>(first)].name
+                                          : p.units[static_cast<std::size_t>(first)].name + " .. " +
+                                                p.units[static_cast<std::size_t>(last)].name;
   if (plan.atom_params > 0)
-    return (s.first == s.last ? "slice " : "slices ") + range(s.first, s.last) + " of unit" + (first == last ? " " : "s ") +
-           range(first, last) + "  (" + names + ", " + buf + ")";
+    return (s.first == s.last ? "slice " : "slices ") + range(s.first, s.last) + " of unit" +
+           (first == last ? " " : "s ") + range(first, last) + "  (" + names + ", " + buf + ")";
   return range(s.first, s.last) + "  (" + names + ", " + buf + ")";
 }
 
@@ -79,9 +79,9 @@ void print_segments(const char* title, const plan::ModelProfile& profile, const 
   const plan::Slicing slicing = plan::Slicing::make(profile, plan.atom_params);
   std::printf("  %s:\n", title);
   for (std::size_t i = 0; i < order.size() && i < kListed; ++i)
-    std::printf("    %s\n",
-                segment_text(profile, slicing, plan, segments[static_cast<std::size_t>(order[i])])
-                    .c_str());
+    std::printf(
+        "    %s\n",
+        segment_text(profile, slicing, plan, segments[static_cast<std::size_t>(order[i])]).c_str());
   if (order.size() > kListed) std::printf("    ... and %zu more\n", order.size() - kListed);
 }
 
@@ -136,23 +136,24 @@ void print_full_duplex(const PlanFlags& f, const plan::ModelProfile& profile,
   }
   const plan::DuplexPlannerOptions o;
   plan::Plan as_duplex = best_separated.plan;
-  const double as_duplex_ms = plan::simulate_duplex(profile, link, as_duplex, o.simulation).period_ms;
-  std::printf(
-      "\nfull duplex, steady state (docs/full-duplex.md), aggregation %.3g ms per push:\n",
-      link.aggregation_ms);
+  const double as_duplex_ms =
+      plan::simulate_duplex(profile, link, as_duplex, o.simulation).period_ms;
+  std::printf("\nfull duplex, steady state (docs/full-duplex.md), aggregation %.3g ms per push:\n",
+              link.aggregation_ms);
   std::printf("  %s's plan, its pulls overlapping the previous pushes: period %.1f ms\n",
               best_separated.plan.scheduler.c_str(), as_duplex_ms);
-  std::printf("  dynacomm-fd: period %.1f ms, %.2fx faster than %s's %.1f ms iteration; %zu pull "
-              "and %zu push transmissions%s",
-              fd_row->predicted_ms, best_separated.predicted_ms / fd_row->predicted_ms,
-              best_separated.plan.scheduler.c_str(), best_separated.predicted_ms,
-              fd_row->plan.pull.size(), fd_row->plan.push.size(),
-              fd_row->plan.atom_params > 0 ? " (slices of units)" : "");
+  std::printf(
+      "  dynacomm-fd: period %.1f ms, %.2fx faster than %s's %.1f ms iteration; %zu pull "
+      "and %zu push transmissions%s",
+      fd_row->predicted_ms, best_separated.predicted_ms / fd_row->predicted_ms,
+      best_separated.plan.scheduler.c_str(), best_separated.predicted_ms, fd_row->plan.pull.size(),
+      fd_row->plan.push.size(), fd_row->plan.atom_params > 0 ? " (slices of units)" : "");
   if (planning_ms > 0) std::printf("; planned in %.0f ms", planning_ms);
   std::printf("\n");
   if (!list_pulls) return;  // the recommendation below lists them
   print_segments("pull segments in the order they are fetched", profile, fd_row->plan,
-                 fd_row->plan.pull, fd_row->plan.pull_order.empty() ? in_order(fd_row->plan.pull.size())
+                 fd_row->plan.pull,
+                 fd_row->plan.pull_order.empty() ? in_order(fd_row->plan.pull.size())
                                                  : fd_row->plan.pull_order);
 }
 
@@ -238,11 +239,11 @@ std::pair<const Row*, const Row*> print_table(const plan::ModelProfile& profile,
 void print_recommendation(const PlanFlags& f, const plan::ModelProfile& profile, const Row& best) {
   std::printf("\nrecommended: %s, %.1f ms per iteration%s\n", best.plan.scheduler.c_str(),
               best.predicted_ms, best.plan.full_duplex ? " (steady-state period)" : "");
-  print_segments(best.plan.full_duplex ? "pull segments in the order they are fetched"
-                                       : "pull segments (in order)",
-                 profile, best.plan, best.plan.pull,
-                 best.plan.pull_order.empty() ? in_order(best.plan.pull.size())
-                                              : best.plan.pull_order);
+  print_segments(
+      best.plan.full_duplex ? "pull segments in the order they are fetched"
+                            : "pull segments (in order)",
+      profile, best.plan, best.plan.pull,
+      best.plan.pull_order.empty() ? in_order(best.plan.pull.size()) : best.plan.pull_order);
   print_segments("push segments (in send order)", profile, best.plan, best.plan.push,
                  in_order(best.plan.push.size()));
   std::string cmd = "dynacomm train --model " + profile.model + " --batch " +
@@ -321,8 +322,7 @@ void add_plan_command(CLI::App& app) {
       ->check(duration_check());
   std::vector<std::string> known = plan::planner_names();
   known.insert(known.begin(), "all");
-  cmd->add_option("--scheduler", flags->scheduler,
-                  "Strategy, or all:\n" + plan::planner_help())
+  cmd->add_option("--scheduler", flags->scheduler, "Strategy, or all:\n" + plan::planner_help())
       ->check(CLI::IsMember(known))
       ->capture_default_str();
   cmd->add_option("--sweep-bandwidth", flags->sweep,

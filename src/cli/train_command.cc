@@ -33,7 +33,6 @@ struct TrainFlags {
   JobFlags job;
 };
 
-
 std::string default_run_dir(const JobFlags& j, bool local) {
   char stamp[32];
   std::time_t t = std::time(nullptr);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "base/error.h"
 #include "model/model_impl.h"
@@ -173,6 +174,10 @@ std::unique_ptr<Model> make_model(const ModelOptions& options) {
     if (options.name != a.name) continue;
     auto impl = std::make_unique<Model::Impl>();
     impl->options = options;
+    // libtorch's default generator is the process's: models are made one at a time, so
+    // several workers in one process (tests) each get the weights of their seed.
+    static std::mutex making;
+    std::lock_guard<std::mutex> lock(making);
     torch::manual_seed(options.seed);
     a.build(*impl, options);
     impl->finalize();

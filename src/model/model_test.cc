@@ -32,9 +32,7 @@ std::vector<int> iota(int n) {
   return v;
 }
 
-TEST(ModelZoo, TheTorchFreeListOfNamesIsTheZoos) {
-  EXPECT_EQ(zoo_model_names(), model_names());
-}
+TEST(ModelZoo, TheTorchFreeListOfNamesIsTheZoos) { EXPECT_EQ(zoo_model_names(), model_names()); }
 
 TEST(ModelZoo, ImageNetParameterCountsMatchTorchvision) {
   const std::map<std::string, std::int64_t> expected = {

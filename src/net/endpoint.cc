@@ -7,9 +7,7 @@
 namespace dynacomm::net {
 
 namespace {
-bool starts_with(const std::string& s, const char* prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 }  // namespace
 
 void check_endpoint(const std::string& endpoint, const std::string& what) {

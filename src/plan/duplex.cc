@@ -297,8 +297,9 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   return r;
 }
 
-double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
-                                  const LinkProfile& link, const Plan& p) {
+namespace {
+// Throws InvalidInput unless there are samples of one model and a worker.
+void check_worker_samples(const std::vector<ModelProfile>& samples, int workers) {
   if (samples.empty() || workers < 1)
     throw InvalidInput("duplex simulation of workers: at least one sample and one worker");
   for (const ModelProfile& m : samples) {
@@ -308,6 +309,12 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
       same = m.units[u].bytes == samples[0].units[u].bytes;
     if (!same) throw InvalidInput("duplex simulation of workers: the samples are not of one model");
   }
+}
+}  // namespace
+
+double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
+                                  const LinkProfile& link, const Plan& p) {
+  check_worker_samples(samples, workers);
   link.validate();
   const ModelProfile& shape = samples[0];
   const int L = shape.num_units();

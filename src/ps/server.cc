@@ -412,12 +412,12 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         net::put_update_report(report, last_update);
         send(peer, ack, report, sizeof report);
         if (traced(h.iteration)) {
-          const std::string what = units_name(first, last) + " (it " +
-                                   std::to_string(h.iteration) + ")";
+          const std::string what =
+              units_name(first, last) + " (it " + std::to_string(h.iteration) + ")";
           events.push_back({h.sender, "push " + what, "ps-push", clock_ms(start), clock_ms(end)});
           if (!advanced.empty())
-            events.push_back({options.workers, "update " + what, "ps-update", clock_ms(start),
-                              clock_ms(end)});
+            events.push_back(
+                {options.workers, "update " + what, "ps-update", clock_ms(start), clock_ms(end)});
         }
         break;
       }

@@ -136,7 +136,7 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, doubl
   forward_compute_ms_ = 0;
   push_built_.assign(plan.push.size(), false);
   next_push_ = 0;
-  bytes_up = bytes_down = 0;
+  bytes_up_ = bytes_down_ = 0;
   acks_of_iteration_ = 0;
 }
 
@@ -410,6 +410,11 @@ void Comm::shutdown() {
   check_failed();
 }
 
+std::pair<std::int64_t, std::int64_t> Comm::bytes_moved() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {bytes_up_, bytes_down_};
+}
+
 void Comm::loop() {
   try {
     while (true) {
@@ -417,194 +422,240 @@ void Comm::loop() {
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (stop_) return;
-        if (link_change_) {  // shapers and latency are the comm thread's own
-          if (options_.down_bps > 0 && link_change_->down_bps > 0)
-            down_.set_rate(link_change_->down_bps);
-          if (options_.up_bps > 0 && link_change_->up_bps > 0) up_.set_rate(link_change_->up_bps);
-          down_.set_latency(link_change_->latency_ms);
-          up_.set_latency(link_change_->latency_ms);
-          options_.latency_ms = link_change_->latency_ms;
-          link_change_.reset();
-        }
-        for (const PullRequest& r : requests_) {  // they reach the PS one latency later
-          net::Header h{net::MessageType::kPullRequest, options_.rank, r.iteration,
-                        static_cast<std::uint32_t>(r.units.first),
-                        static_cast<std::uint32_t>(r.units.last)};
-          if (r.in_order) h.flags = net::kFlagInOrder;
-          outgoing_.emplace(now + ms(options_.latency_ms),  // after equal times: in order
-                            Outgoing{net::encode(h, nullptr, 0), r.iteration, r.segment});
-        }
-        requests_.clear();
-        if (plans_offer_) {  // control traffic: not paced nor delayed by the emulation
-          conn_.send_frame(
-              net::encode(net::Header{net::MessageType::kPlans, options_.rank, iteration_, 0, 0},
-                          plans_offer_->data(), plans_offer_->size()));
-          plans_offer_.reset();
-        }
-        if (replan_report_) {
-          const auto& [iteration, text] = *replan_report_;
-          conn_.send_frame(
-              net::encode(net::Header{net::MessageType::kReplan, options_.rank, iteration, 0, 0},
-                          text.data(), text.size()));
-          replan_report_.reset();
-        }
-        const bool priority = plan_.credit_bytes > 0;
-        while (const std::optional<std::size_t> k = next_push_to_build(priority)) {
-          const plan::Segment& s = plan_.push[*k];
-          // The gradients go straight into the frame (one copy: the model's buffers are
-          // reused by the next backward pass), and the frame to ZeroMQ without another.
-          std::int64_t bytes = 0;
-          for (int a = s.first; a <= s.last; ++a)
-            bytes += slicing_.atoms[static_cast<std::size_t>(a)].params * 4;
-          std::string frame = net::make_frame(static_cast<std::size_t>(bytes));
-          char* at = &frame[net::kHeaderBytes];
-          for (int a = s.first; a <= s.last; ++a) {
-            const plan::Atom& atom = slicing_.atoms[static_cast<std::size_t>(a)];
-            std::memcpy(at, model_.grads(atom.unit) + atom.offset,
-                        static_cast<std::size_t>(atom.params) * 4);
-            at += atom.params * 4;
-          }
-          net::Header h{net::MessageType::kPush, options_.rank, iteration_,
-                        static_cast<std::uint32_t>(s.first), static_cast<std::uint32_t>(s.last)};
-          h.compute_us = static_cast<std::uint64_t>(std::llround(compute_so_far_ms_ * 1000));
-          h.predicted_us = static_cast<std::uint64_t>(std::llround(predicted_ms_ * 1000));
-          net::seal_frame(frame, h);
-          Barrier& b = barrier_[iteration_];
-          b.own_ms = std::max(b.own_ms, compute_so_far_ms_);
-          while (barrier_.size() > 16) barrier_.erase(barrier_.begin());
-          queued_.push_back({iteration_, static_cast<int>(*k), static_cast<std::uint32_t>(s.first),
-                             bytes, plan_.credit_bytes, std::move(frame)});
-          bytes_up += bytes;
-          push_built_[*k] = true;
-          ++next_push_;
-          cv_.notify_all();
-        }
-        while (const std::optional<std::size_t> i = next_queued_to_send()) {
-          QueuedPush q = std::move(queued_[*i]);
-          queued_.erase(queued_.begin() + static_cast<std::ptrdiff_t>(*i));
-          const auto extra =
-              static_cast<std::int64_t>(options_.extra_overhead_ms * up_.bandwidth_bps() / 8e3);
-          const auto delivered = up_.deliver_at(now, q.bytes + extra);
-          pushes_[{q.iteration, q.first_atom}] = PushInFlight{q.segment, q.bytes, now};
-          outgoing_.emplace(delivered, Outgoing{std::move(q.frame), -1, -1});
-          unacked_bytes_ += q.bytes;
-        }
-        // Goodbye only once the PS has acknowledged every push: on a slow link the last
-        // pushes may still be in flight, and leaving would lose them.
-        if (send_goodbye_ && !queued_.empty() && Clock::now() > goodbye_deadline_)
-          throw Timeout("worker " + std::to_string(options_.rank) + ": " +
-                        std::to_string(queued_.size()) + " push(es) could not leave: the PS at " +
-                        conn_.endpoint() + " did not acknowledge the ones before them within " +
-                        std::to_string(options_.timeout.count()) + " ms");
-        if (send_goodbye_ && outgoing_.empty() && queued_.empty() && !pushes_.empty() &&
-            Clock::now() > goodbye_deadline_) {
-          const auto& [key, p] = *pushes_.begin();
-          throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " +
-                        conn_.endpoint() + " did not acknowledge " +
-                        std::to_string(pushes_.size()) + " push(es), the first of iteration " +
-                        std::to_string(key.first) + " from unit " + std::to_string(key.second) +
-                        ", within " + std::to_string(options_.timeout.count()) + " ms");
-        }
-        if (send_goodbye_ && outgoing_.empty() && queued_.empty() && pushes_.empty()) {
-          std::string bye = net::encode(
-              net::Header{net::MessageType::kShutdown, options_.rank, 0, 0, 0}, nullptr, 0);
-          conn_.send_frame(std::move(bye));
-          return;
-        }
+        apply_link_change();
+        queue_pull_requests(now);
+        send_control();
+        build_pushes();
+        release_pushes(now);
+        if (goodbye_done()) return;
       }
-      // Hand due frames to the socket.
-      while (!outgoing_.empty() && outgoing_.begin()->first <= Clock::now()) {
-        conn_.send_frame(std::move(outgoing_.begin()->second.frame));
-        if (const Outgoing& o = outgoing_.begin()->second; o.pull_segment >= 0) {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (PullRound* r = round_of(o.pull_iteration))
-            r->sent[static_cast<std::size_t>(o.pull_segment)] = Clock::now();
-        }
-        outgoing_.erase(outgoing_.begin());
-      }
-      // Deliver pull replies and acks whose emulated arrival time has come.
-      while (!incoming_.empty() && incoming_.front().deliver <= Clock::now()) {
-        net::Message m = std::move(incoming_.front().message);
-        const Clock::time_point delivered = incoming_.front().deliver;
-        const Clock::time_point received = incoming_.front().received;
-        incoming_.pop_front();
-        if (m.header.type == net::MessageType::kPushAck) {
-          on_ack(m, received);  // timed from the socket; the credit comes back now
-          continue;
-        }
-        std::lock_guard<std::mutex> lock(mu_);
-        PullRound* round = round_of(m.header.iteration);
-        if (round == nullptr) continue;  // not asked for (any more): nothing to do with it
-        const int seg = round->segment_of_atom[m.header.first_unit];
-        const plan::Segment asked = round->segments[static_cast<std::size_t>(seg)];
-        if (asked.first != static_cast<int>(m.header.first_unit) ||
-            asked.last != static_cast<int>(m.header.last_unit))
-          continue;  // not a segment we asked for; the gate's timeout names what is missing
-        bytes_down += static_cast<std::int64_t>(m.header.payload_bytes);
-        // The barrier's figures of t - 1; beyond an hour is nonsense from the PS, dropped.
-        if (auto b = barrier_.find(round->iteration - 1);
-            round->iteration > 0 && b != barrier_.end()) {
-          const double compute_ms = static_cast<double>(m.header.compute_us) / 1000.0;
-          const double predicted_ms = static_cast<double>(m.header.predicted_us) / 1000.0;
-          if (compute_ms > 0 && compute_ms < 3.6e6)
-            b->second.slowest_ms = std::max(b->second.slowest_ms, compute_ms);
-          if (predicted_ms > 0 && predicted_ms < 3.6e6)
-            b->second.slowest_predicted_ms = std::max(b->second.slowest_predicted_ms, predicted_ms);
-        }
-        // The reply left the PS once the request had arrived and waited held_us; the link
-        // was busy with it from then (or from the previous reply's end) until it arrived,
-        // less the one-way latency. The request arrived when the PS says (it may have
-        // queued on the uplink behind pushes), else one way after it left.
-        const double held_ms = static_cast<double>(m.header.held_us) / 1000.0;
-        const Clock::time_point sent = round->sent[static_cast<std::size_t>(seg)];
-        Clock::time_point reached = sent + ms(options_.transport_one_way_ms);
-        if (const auto a = at_ps(m.header.arrived_us))
-          reached = std::max(sent, std::min(*a, delivered));
-        const double busy = link_busy_ms(reached + ms(held_ms), delivered,
-                                         last_pull_delivered_ != Clock::time_point{}
-                                             ? std::optional(last_pull_delivered_)
-                                             : std::nullopt,
-                                         options_.latency_ms);
-        link_events_.push_back({false, round->iteration, seg,
-                                static_cast<std::int64_t>(m.header.payload_bytes), sent, delivered,
-                                held_ms, busy});
-        last_pull_delivered_ = delivered;
-        if (round == &current_) {
-          write_params(m);
-          current_.arrived[static_cast<std::size_t>(seg)] = true;
-        } else {  // the next iteration's: the model's units may still be in use
-          next_.held.push_back(std::move(m));
-        }
-        cv_.notify_all();
-      }
-      auto wait = std::chrono::milliseconds(1);
-      net::Message m;
-      if (conn_.poll(wait, &m)) {
-        const auto now = Clock::now();
-        if (m.header.type == net::MessageType::kPushAck) {
-          // An ack crosses the emulated downlink like a reply, behind the replies before
-          // it, and takes the latency: the push credit comes back as on a real link.
-          incoming_.push_back({down_.deliver_at(now, 0), now, std::move(m)});
-          continue;
-        }
-        if (m.header.type == net::MessageType::kPlans ||
-            m.header.type == net::MessageType::kReplan) {
-          std::lock_guard<std::mutex> lock(mu_);
-          (m.header.type == net::MessageType::kPlans ? agreed_plans_ : job_replan_)
-              .emplace(reinterpret_cast<const char*>(m.payload()),
-                       static_cast<std::size_t>(m.header.payload_bytes));
-          cv_.notify_all();
-          continue;
-        }
-        if (m.header.type != net::MessageType::kPullReply) continue;
-        const auto bytes = static_cast<std::int64_t>(m.header.payload_bytes);
-        const auto extra = static_cast<std::int64_t>(options_.extra_overhead_ms *
-                                                     down_.bandwidth_bps() / 8e3);
-        incoming_.push_back({down_.deliver_at(now, bytes + extra), now, std::move(m)});
-      }
+      send_due_frames();
+      deliver_due();
+      receive(std::chrono::milliseconds(1));
     }
   } catch (...) {
     fail(std::current_exception());
+  }
+}
+
+// The comm thread's steps; those named "under mu_" are called with it held.
+
+// Under mu_: a trace step's link change (shapers and latency are the comm thread's own).
+void Comm::apply_link_change() {
+  if (!link_change_) return;
+  if (options_.down_bps > 0 && link_change_->down_bps > 0) down_.set_rate(link_change_->down_bps);
+  if (options_.up_bps > 0 && link_change_->up_bps > 0) up_.set_rate(link_change_->up_bps);
+  down_.set_latency(link_change_->latency_ms);
+  up_.set_latency(link_change_->latency_ms);
+  options_.latency_ms = link_change_->latency_ms;
+  link_change_.reset();
+}
+
+// Under mu_: the pull requests asked for; they reach the PS one latency later.
+void Comm::queue_pull_requests(Clock::time_point now) {
+  for (const PullRequest& r : requests_) {
+    net::Header h{net::MessageType::kPullRequest, options_.rank, r.iteration,
+                  static_cast<std::uint32_t>(r.units.first),
+                  static_cast<std::uint32_t>(r.units.last)};
+    if (r.in_order) h.flags = net::kFlagInOrder;
+    outgoing_.emplace(now + ms(options_.latency_ms),  // after equal times: in order
+                      Outgoing{net::encode(h, nullptr, 0), r.iteration, r.segment});
+  }
+  requests_.clear();
+}
+
+// Under mu_: control traffic, not paced nor delayed by the emulation.
+void Comm::send_control() {
+  if (plans_offer_) {
+    conn_.send_frame(
+        net::encode(net::Header{net::MessageType::kPlans, options_.rank, iteration_, 0, 0},
+                    plans_offer_->data(), plans_offer_->size()));
+    plans_offer_.reset();
+  }
+  if (replan_report_) {
+    const auto& [iteration, text] = *replan_report_;
+    conn_.send_frame(
+        net::encode(net::Header{net::MessageType::kReplan, options_.rank, iteration, 0, 0},
+                    text.data(), text.size()));
+    replan_report_.reset();
+  }
+}
+
+// Under mu_: a frame for every push segment whose gradients are in, queued.
+void Comm::build_pushes() {
+  const bool priority = plan_.credit_bytes > 0;
+  while (const std::optional<std::size_t> k = next_push_to_build(priority)) {
+    const plan::Segment& s = plan_.push[*k];
+    // The gradients go straight into the frame (one copy: the model's buffers are
+    // reused by the next backward pass), and the frame to ZeroMQ without another.
+    std::int64_t bytes = 0;
+    for (int a = s.first; a <= s.last; ++a)
+      bytes += slicing_.atoms[static_cast<std::size_t>(a)].params * 4;
+    std::string frame = net::make_frame(static_cast<std::size_t>(bytes));
+    char* at = &frame[net::kHeaderBytes];
+    for (int a = s.first; a <= s.last; ++a) {
+      const plan::Atom& atom = slicing_.atoms[static_cast<std::size_t>(a)];
+      std::memcpy(at, model_.grads(atom.unit) + atom.offset,
+                  static_cast<std::size_t>(atom.params) * 4);
+      at += atom.params * 4;
+    }
+    net::Header h{net::MessageType::kPush, options_.rank, iteration_,
+                  static_cast<std::uint32_t>(s.first), static_cast<std::uint32_t>(s.last)};
+    h.compute_us = static_cast<std::uint64_t>(std::llround(compute_so_far_ms_ * 1000));
+    h.predicted_us = static_cast<std::uint64_t>(std::llround(predicted_ms_ * 1000));
+    net::seal_frame(frame, h);
+    Barrier& b = barrier_[iteration_];
+    b.own_ms = std::max(b.own_ms, compute_so_far_ms_);
+    while (barrier_.size() > 16) barrier_.erase(barrier_.begin());
+    queued_.push_back({iteration_, static_cast<int>(*k), static_cast<std::uint32_t>(s.first), bytes,
+                       plan_.credit_bytes, std::move(frame)});
+    bytes_up_ += bytes;
+    push_built_[*k] = true;
+    ++next_push_;
+    cv_.notify_all();
+  }
+}
+
+// Under mu_: queued pushes onto the (emulated) uplink, as the plan or the credit allows.
+void Comm::release_pushes(Clock::time_point now) {
+  while (const std::optional<std::size_t> i = next_queued_to_send()) {
+    QueuedPush q = std::move(queued_[*i]);
+    queued_.erase(queued_.begin() + static_cast<std::ptrdiff_t>(*i));
+    const auto extra =
+        static_cast<std::int64_t>(options_.extra_overhead_ms * up_.bandwidth_bps() / 8e3);
+    const auto delivered = up_.deliver_at(now, q.bytes + extra);
+    pushes_[{q.iteration, q.first_atom}] = PushInFlight{q.segment, q.bytes, now};
+    outgoing_.emplace(delivered, Outgoing{std::move(q.frame), -1, -1});
+    unacked_bytes_ += q.bytes;
+  }
+}
+
+// Under mu_: true once goodbye has been sent; Timeout when pushes stay unacknowledged.
+bool Comm::goodbye_done() {
+  // Goodbye only once the PS has acknowledged every push: on a slow link the last
+  // pushes may still be in flight, and leaving would lose them.
+  if (send_goodbye_ && !queued_.empty() && Clock::now() > goodbye_deadline_)
+    throw Timeout("worker " + std::to_string(options_.rank) + ": " +
+                  std::to_string(queued_.size()) + " push(es) could not leave: the PS at " +
+                  conn_.endpoint() + " did not acknowledge the ones before them within " +
+                  std::to_string(options_.timeout.count()) + " ms");
+  if (send_goodbye_ && outgoing_.empty() && queued_.empty() && !pushes_.empty() &&
+      Clock::now() > goodbye_deadline_) {
+    const auto& [key, p] = *pushes_.begin();
+    throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " + conn_.endpoint() +
+                  " did not acknowledge " + std::to_string(pushes_.size()) +
+                  " push(es), the first of iteration " + std::to_string(key.first) + " from unit " +
+                  std::to_string(key.second) + ", within " +
+                  std::to_string(options_.timeout.count()) + " ms");
+  }
+  if (send_goodbye_ && outgoing_.empty() && queued_.empty() && pushes_.empty()) {
+    std::string bye =
+        net::encode(net::Header{net::MessageType::kShutdown, options_.rank, 0, 0, 0}, nullptr, 0);
+    conn_.send_frame(std::move(bye));
+    return true;
+  }
+  return false;
+}
+
+void Comm::send_due_frames() {
+  // Hand due frames to the socket.
+  while (!outgoing_.empty() && outgoing_.begin()->first <= Clock::now()) {
+    conn_.send_frame(std::move(outgoing_.begin()->second.frame));
+    if (const Outgoing& o = outgoing_.begin()->second; o.pull_segment >= 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (PullRound* r = round_of(o.pull_iteration))
+        r->sent[static_cast<std::size_t>(o.pull_segment)] = Clock::now();
+    }
+    outgoing_.erase(outgoing_.begin());
+  }
+}
+
+// Pull replies and acks whose emulated arrival time has come.
+void Comm::deliver_due() {
+  while (!incoming_.empty() && incoming_.front().deliver <= Clock::now()) {
+    net::Message m = std::move(incoming_.front().message);
+    const Clock::time_point delivered = incoming_.front().deliver;
+    const Clock::time_point received = incoming_.front().received;
+    incoming_.pop_front();
+    if (m.header.type == net::MessageType::kPushAck) {
+      on_ack(m, received);  // timed from the socket; the credit comes back now
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    on_pull_reply(std::move(m), delivered);
+  }
+}
+
+// Under mu_: a pull reply of a round asked for: timed, then into the model (this
+// iteration's) or held (the next one's).
+void Comm::on_pull_reply(net::Message m, Clock::time_point delivered) {
+  PullRound* round = round_of(m.header.iteration);
+  if (round == nullptr) return;  // not asked for (any more): nothing to do with it
+  const int seg = round->segment_of_atom[m.header.first_unit];
+  const plan::Segment asked = round->segments[static_cast<std::size_t>(seg)];
+  if (asked.first != static_cast<int>(m.header.first_unit) ||
+      asked.last != static_cast<int>(m.header.last_unit))
+    return;  // not a segment we asked for; the gate's timeout names what is missing
+  bytes_down_ += static_cast<std::int64_t>(m.header.payload_bytes);
+  // The barrier's figures of t - 1; beyond an hour is nonsense from the PS, dropped.
+  if (auto b = barrier_.find(round->iteration - 1); round->iteration > 0 && b != barrier_.end()) {
+    const double compute_ms = static_cast<double>(m.header.compute_us) / 1000.0;
+    const double predicted_ms = static_cast<double>(m.header.predicted_us) / 1000.0;
+    if (compute_ms > 0 && compute_ms < 3.6e6)
+      b->second.slowest_ms = std::max(b->second.slowest_ms, compute_ms);
+    if (predicted_ms > 0 && predicted_ms < 3.6e6)
+      b->second.slowest_predicted_ms = std::max(b->second.slowest_predicted_ms, predicted_ms);
+  }
+  // The reply left the PS once the request had arrived and waited held_us; the link
+  // was busy with it from then (or from the previous reply's end) until it arrived,
+  // less the one-way latency. The request arrived when the PS says (it may have
+  // queued on the uplink behind pushes), else one way after it left.
+  const double held_ms = static_cast<double>(m.header.held_us) / 1000.0;
+  const Clock::time_point sent = round->sent[static_cast<std::size_t>(seg)];
+  Clock::time_point reached = sent + ms(options_.transport_one_way_ms);
+  if (const auto a = at_ps(m.header.arrived_us)) reached = std::max(sent, std::min(*a, delivered));
+  const double busy =
+      link_busy_ms(reached + ms(held_ms), delivered,
+                   last_pull_delivered_ != Clock::time_point{} ? std::optional(last_pull_delivered_)
+                                                               : std::nullopt,
+                   options_.latency_ms);
+  link_events_.push_back({false, round->iteration, seg,
+                          static_cast<std::int64_t>(m.header.payload_bytes), sent, delivered,
+                          held_ms, busy});
+  last_pull_delivered_ = delivered;
+  if (round == &current_) {
+    write_params(m);
+    current_.arrived[static_cast<std::size_t>(seg)] = true;
+  } else {  // the next iteration's: the model's units may still be in use
+    next_.held.push_back(std::move(m));
+  }
+  cv_.notify_all();
+}
+
+// Waits up to `wait` for a message from the PS and takes it in.
+void Comm::receive(std::chrono::milliseconds wait) {
+  net::Message m;
+  if (conn_.poll(wait, &m)) {
+    const auto now = Clock::now();
+    if (m.header.type == net::MessageType::kPushAck) {
+      // An ack crosses the emulated downlink like a reply, behind the replies before
+      // it, and takes the latency: the push credit comes back as on a real link.
+      incoming_.push_back({down_.deliver_at(now, 0), now, std::move(m)});
+      return;
+    }
+    if (m.header.type == net::MessageType::kPlans || m.header.type == net::MessageType::kReplan) {
+      std::lock_guard<std::mutex> lock(mu_);
+      (m.header.type == net::MessageType::kPlans ? agreed_plans_ : job_replan_)
+          .emplace(reinterpret_cast<const char*>(m.payload()),
+                   static_cast<std::size_t>(m.header.payload_bytes));
+      cv_.notify_all();
+      return;
+    }
+    if (m.header.type != net::MessageType::kPullReply) return;
+    const auto bytes = static_cast<std::int64_t>(m.header.payload_bytes);
+    const auto extra =
+        static_cast<std::int64_t>(options_.extra_overhead_ms * down_.bandwidth_bps() / 8e3);
+    incoming_.push_back({down_.deliver_at(now, bytes + extra), now, std::move(m)});
   }
 }
 

@@ -35,7 +35,7 @@ struct CommOptions {
   // The PS's steady clock minus this one's, ms, taken at the hello (nullopt: unknown; the
   // transfers are then timed from the answers' receipt less the one-way time).
   std::optional<double> ps_clock_offset_ms;
-  double device_slowdown = 1;       // >= 1: each unit's compute is stretched by this factor
+  double device_slowdown = 1;  // >= 1: each unit's compute is stretched by this factor
   std::chrono::milliseconds timeout{60000};
   // The job's atoms (plan/slicing.h): what messages and plans index; required.
   plan::Slicing slicing;
@@ -105,7 +105,8 @@ class Comm : public model::UnitObserver {
   std::vector<double> cpu_called, cpu_passed, cpu_ready;
   double cpu_forward_end = 0;
   std::atomic<bool> cpu_valid{true};
-  std::int64_t bytes_up = 0, bytes_down = 0;
+  // Bytes pushed and pulled in the current iteration so far (any thread; takes the lock).
+  std::pair<std::int64_t, std::int64_t> bytes_moved() const;
   struct LinkEvent {
     bool up;  // uplink (push) or downlink (pull)
     std::int64_t iteration;
@@ -136,6 +137,17 @@ class Comm : public model::UnitObserver {
 
  private:
   void loop();
+  // The loop's steps (comm.cc says which run under mu_).
+  void apply_link_change();
+  void queue_pull_requests(Clock::time_point now);
+  void send_control();
+  void build_pushes();
+  void release_pushes(Clock::time_point now);
+  bool goodbye_done();
+  void send_due_frames();
+  void deliver_due();
+  void on_pull_reply(net::Message m, Clock::time_point delivered);
+  void receive(std::chrono::milliseconds wait);
   void fail(std::exception_ptr e);
   void check_failed();  // rethrows the comm thread's error on the training thread
   std::string where(int unit) const;
@@ -160,11 +172,12 @@ class Comm : public model::UnitObserver {
   double thread_cpu_ms() const;           // the training thread's CPU time + slept_ms_
 
   mutable std::mutex mu_;
+  std::int64_t bytes_up_ = 0, bytes_down_ = 0;  // under mu_: this iteration's
   std::condition_variable cv_;
   std::exception_ptr error_;
   bool stop_ = false, send_goodbye_ = false;
-  std::optional<std::string> plans_offer_;   // to send (comm thread)
-  std::optional<std::string> agreed_plans_;  // the PS's answer
+  std::optional<std::string> plans_offer_;                             // to send (comm thread)
+  std::optional<std::string> agreed_plans_;                            // the PS's answer
   std::optional<std::pair<std::int64_t, std::string>> replan_report_;  // to send (comm thread)
   std::optional<std::string> job_replan_;  // the PS's latest change, not yet taken
   std::uint64_t last_update_ = 0;          // the PS's newest update reported so far
@@ -193,12 +206,12 @@ class Comm : public model::UnitObserver {
   PullRound* round_of(std::int64_t iteration);
   void write_params(const net::Message& m);  // into the model
   const plan::Slicing& slicing_ = options_.slicing;
-  std::vector<bool> ready_;  // by atom: gradients of this iteration handed over
+  std::vector<bool> ready_;       // by atom: gradients of this iteration handed over
   double compute_so_far_ms_ = 0;  // forward + backward up to the last gradients handed over
   double predicted_ms_ = 0;       // this worker's prediction of the iteration (0: none)
   struct Barrier {
-    double own_ms = 0;      // this worker's compute in the iteration (its last push's)
-    double slowest_ms = 0;  // the slowest worker's, as the PS's replies reported it
+    double own_ms = 0;                // this worker's compute in the iteration (its last push's)
+    double slowest_ms = 0;            // the slowest worker's, as the PS's replies reported it
     double slowest_predicted_ms = 0;  // the largest prediction of the iteration reported
   };
   std::map<std::int64_t, Barrier> barrier_;  // by iteration, the last few

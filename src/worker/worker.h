@@ -88,12 +88,12 @@ struct WorkerOptions {
   plan::LinkTrace link_trace;
   plan::SlowdownTrace slowdown_trace;
   std::optional<std::chrono::steady_clock::time_point> trace_origin;
-  std::chrono::milliseconds timeout{60000};     // every wait on the PS
-  std::string out_dir;                          // rank 0: metrics.csv, weights.bin, ...;
-                                                // every rank: trace-worker<R>.json and
-                                                // status-worker<R>.json (live progress,
-                                                // rewritten at most twice a second)
-  int trace_iterations = 5;                     // iterations after warm-up in the trace
+  std::chrono::milliseconds timeout{60000};  // every wait on the PS
+  std::string out_dir;                       // rank 0: metrics.csv, weights.bin, ...;
+                                             // every rank: trace-worker<R>.json and
+                                             // status-worker<R>.json (live progress,
+                                             // rewritten at most twice a second)
+  int trace_iterations = 5;                  // iterations after warm-up in the trace
   bool interactive = false;
 
   void validate() const;  // throws InvalidInput naming the option
@@ -138,8 +138,8 @@ struct WorkerResult {
     int id;
     std::string scheduler;
     plan::Plan plan;
-    double predicted_ms;        // from the estimates it was made from
-    double predicted_final_ms;  // from the estimates at the end of the run
+    double predicted_ms;                      // from the estimates it was made from
+    double predicted_final_ms;                // from the estimates at the end of the run
     double ideal_ms = 0, ideal_final_ms = 0;  // of the model the plan runs under
                                               // (phase-separated or full duplex)
   };
@@ -152,9 +152,9 @@ struct WorkerResult {
     double predicted_current_ms, predicted_best_ms;  // under the estimates of the change
   };
   std::vector<PlanChange> plan_changes;  // after the first plan
-  double ideal_ms = 0;  // the phase-separated ideal for the measured profile and link
-                        // (DESIGN.md); a full-duplex plan's is in its PlanInfo
-  plan::ModelProfile profile;               // measured during warm-up
+  double ideal_ms = 0;         // the phase-separated ideal for the measured profile and link
+                               // (DESIGN.md); a full-duplex plan's is in its PlanInfo
+  plan::ModelProfile profile;  // measured during warm-up
   double predicted_ms = 0, predicted_sequential_ms = 0;
   // The job's prediction: the median over the iterations after warm-up of the largest
   // prediction any worker sent (predicted_slowest_ms); this worker's own predicted_ms
@@ -164,7 +164,7 @@ struct WorkerResult {
   plan::LinkFit measured_down, measured_up;  // fitted from the warm-up's transfers
   plan::ComputeStretch compute_stretch;      // fitted from the warm-up's units (spans 0: not)
   plan::AggregationFit aggregation;  // the PS's, from the warm-up's pushes that completed units
-  double transport_rtt_ms = 0;               // hello round trip, outside the emulation
+  double transport_rtt_ms = 0;       // hello round trip, outside the emulation
   std::optional<double> ps_clock_offset_ms;  // the PS's clock minus this one's (hello)
   plan::LinkProfile planned_link;            // what the plan was made for
   // The online estimates at the end of the run (the last few iterations), and the ideal

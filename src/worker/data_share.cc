@@ -1,0 +1,28 @@
+#include "worker/data_share.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "data/partition.h"
+
+namespace dynacomm::worker {
+
+DataShare share_of(const WorkerOptions& o, const data::Dataset& train) {
+  DataShare s;
+  const std::int64_t n_train =
+      o.train_samples > 0 ? std::min(o.train_samples, train.size()) : train.size();
+  std::vector<std::uint8_t> labels(train.labels.begin(), train.labels.begin() + n_train);
+  auto parts = data::partition(labels, o.workers, o.partition);
+  s.mine = parts[static_cast<std::size_t>(o.rank)];
+  std::sort(s.mine.begin(), s.mine.end());  // with one worker: the same order as --local
+  std::size_t smallest = s.mine.size();
+  for (const auto& p : parts) smallest = std::min(smallest, p.size());
+  s.steps_per_epoch = (static_cast<std::int64_t>(smallest) + o.batch - 1) / o.batch;
+  s.total = s.steps_per_epoch * o.epochs;
+  if (o.iterations > 0) s.total = std::min(s.total, o.iterations);
+  if (s.total < 1)
+    throw InvalidInput("worker: no iterations to run (too little data for the batch size?)");
+  return s;
+}
+
+}  // namespace dynacomm::worker

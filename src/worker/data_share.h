@@ -1,0 +1,22 @@
+// A worker's share of the training data and the job's length in iterations.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "data/fashion_mnist.h"
+#include "worker/worker.h"
+
+namespace dynacomm::worker {
+
+struct DataShare {
+  std::vector<std::int64_t> mine;    // this rank's training images, in index order
+  std::int64_t steps_per_epoch = 0;  // the smallest share's batches: every rank runs as many
+  std::int64_t total = 0;            // iterations of the job
+};
+
+// Partitions the first train_samples images across the workers. Throws InvalidInput when
+// there is nothing to run.
+DataShare share_of(const WorkerOptions& o, const data::Dataset& train);
+
+}  // namespace dynacomm::worker

@@ -1,0 +1,44 @@
+// The worker's online estimates (plan/estimator.h) and what they say now: the profile
+// and link a re-planning task plans for.
+#pragma once
+
+#include <cstddef>
+
+#include "plan/estimator.h"
+#include "plan/profile.h"
+#include "plan/replan.h"
+
+namespace dynacomm::worker {
+
+// Every unit's compute, each direction's transfers, the PS's updates. Filled by the
+// training thread; a re-planning task works on a copy.
+struct Estimators {
+  Estimators(std::size_t units, const plan::EstimatorOptions& o)
+      : compute(units, o), down(o), up(o), aggregation(o) {}
+  plan::UnitTimeEstimator compute;
+  plan::LinkEstimator down, up;
+  plan::AggregationEstimator aggregation;
+};
+
+// What the estimates say, and (for a re-planning task) what it decided from them and how
+// long it took; the link estimators' held overheads go back to the originals.
+struct Replanned {
+  plan::ReplanDecision decision;
+  plan::ModelProfile profile;
+  plan::LinkProfile link;
+  double held_down_ms, held_up_ms;
+  double planning_ms = 0;
+};
+
+// Unit times from `compute`, the link from the transfer estimators (the `given`
+// bandwidths before any fit), the PS's aggregation from its updates (the warm-up's, in
+// `given`, before enough of them), and the emulated latency.
+Replanned estimate(const plan::UnitTimeEstimator& compute, plan::LinkEstimator down,
+                   plan::LinkEstimator up, const plan::AggregationEstimator& aggregation,
+                   plan::ModelProfile profile, plan::LinkProfile given, double latency_ms);
+inline Replanned estimate(const Estimators& e, const plan::ModelProfile& profile,
+                          const plan::LinkProfile& given, double latency_ms) {
+  return estimate(e.compute, e.down, e.up, e.aggregation, profile, given, latency_ms);
+}
+
+}  // namespace dynacomm::worker

@@ -1,0 +1,32 @@
+// Joining the job: the hello round trips that measure the transport and the PS's clock,
+// and rank 0's initial parameters.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "net/connection.h"
+#include "worker/worker.h"
+
+namespace dynacomm::worker {
+
+struct Joined {
+  double rtt_ms = 0;  // the transport's own round trip (median of the hellos)
+  // The PS's clock minus this one's, from the welcome with the shortest round trip
+  // (nullopt: the PS stamps nothing).
+  std::optional<double> ps_clock_offset_ms;
+};
+
+struct JobShape {
+  std::vector<std::int64_t> atom_bytes;  // the job's atoms, in order
+  std::int64_t total_iterations = 0;
+  std::int64_t trace_from = 0, trace_count = 0;  // the iterations every process traces
+};
+
+// Sends the hello five times (each waits for the welcome, Timeout naming the PS), then,
+// on rank 0, the initial parameters.
+Joined join_job(net::Connection& conn, const WorkerOptions& o, const JobShape& shape,
+                const std::vector<float>& initial_params);
+
+}  // namespace dynacomm::worker

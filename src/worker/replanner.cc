@@ -1,0 +1,210 @@
+#include "worker/replanner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "base/error.h"
+#include "plan/simulate.h"
+#include "worker/job_plans.h"
+
+namespace dynacomm::worker {
+
+namespace {
+
+// epoch and oracle take any plan predicted faster, ignoring differences in the last digits.
+constexpr double kAnyGain = 1e-3;
+
+// dynacomm-fd's search budget when re-planning, a tenth of the first plan's: the search
+// runs beside training, and the next one waits four times as long as it took. Measured
+// (`dynacomm plan --fd-evaluations N`, mobilenetv2 at 100 Mbit/s, 2 ms per message): 8.8 s
+// with 200000 evaluations, 4.0 s with 20000 for a plan predicted 1.2% slower; resnet18
+// 3.5 s and 2.5 s for the same plan.
+constexpr long kReplanSearchEvaluations = 20000;
+
+std::string fmt_g(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", x);
+  return b;
+}
+
+}  // namespace
+
+Replanner::Replanner(ReplanContext c)
+    : c_(c),
+      mode_(c.o.rotation.empty() ? c.o.replan : plan::ReplanMode::kStatic),  // a rotation: static
+      policy_(c.o.scheduler, c.o.planner, c.o.replan_options) {}
+
+Replanner::~Replanner() {
+  if (replanning_.valid()) replanning_.wait();
+}
+
+void Replanner::start(std::int64_t it, const plan::PlannerOptions& planner,
+                      const plan::LinkProfile& link) {
+  plan::PlannerOptions replanning = planner;  // searches with a smaller budget
+  replanning.fd_max_evaluations = std::min(planner.fd_max_evaluations, kReplanSearchEvaluations);
+  policy_.set_planner_options(replanning);
+  current_plan_id_ = 1;
+  policy_.adopt(it, c_.result.plans[0].plan, c_.profile, link);
+  if (c_.o.workers > 1 && c_.result.plans[0].plan.full_duplex &&
+      mode_ != plan::ReplanMode::kStatic) {
+    job_plan_ = true;  // re-planned on each worker alone, the plans would part again
+    job_plan_from_ = it;
+    c_.progress << "worker " << c_.o.rank << ": the job runs one full-duplex plan; its workers "
+                << "re-plan it together (the slowest one's proposal, through the PS)\n";
+  }
+  oracle_row_ = c_.link_row.load();
+}
+
+Replanned Replanner::estimates_now() const {
+  return estimate(c_.estimators, c_.profile, c_.given, c_.comm.latency_ms());
+}
+
+void Replanner::adopt(std::int64_t it, const plan::ReplanDecision& d, const plan::ModelProfile& p,
+                      const plan::LinkProfile& l, const std::string& why, Change& change) {
+  policy_.adopt(it, d.plan, p, l);
+  current_plan_id_ = static_cast<int>(c_.result.plans.size()) + 1;
+  c_.result.plans.push_back({current_plan_id_, c_.o.scheduler, d.plan, d.best_ms, d.best_ms,
+                             plan::ideal_ms(p, l, d.plan), 0});
+  c_.result.plan_changes.push_back({it, current_plan_id_, why, d.current_ms, d.best_ms});
+  change.why = why;
+  change.gain_ms = d.gain_ms();
+  char line[160];
+  std::snprintf(line, sizeof line, "; predicted %.1f -> %.1f ms)", d.current_ms, d.best_ms);
+  c_.progress << "worker " << c_.o.rank << ": plan " << current_plan_id_ << " ("
+              << plan::to_string(mode_) << ") from iteration " << it << ": "
+              << plan::format_segments(d.plan.pull) << " / " << plan::format_segments(d.plan.push)
+              << " (" << why << line << "\n";
+  c_.log.plan_changed(it, current_plan_id_, why, d.current_ms, d.best_ms);
+}
+
+// What a re-planning decided: adopted, or for a job's plan reported to the PS (its
+// prediction of the plan in use, and the plan it would change to).
+void Replanner::consider(std::int64_t it, const plan::ReplanDecision& d,
+                         const plan::ModelProfile& p, const plan::LinkProfile& l,
+                         const std::string& why, Change& change) {
+  if (!job_plan_) {
+    if (d.change) adopt(it, d, p, l, why, change);
+    return;
+  }
+  if (!(d.current_ms > 0) || !std::isfinite(d.current_ms)) return;
+  nlohmann::json report = {{"current_ms", d.current_ms}, {"proposal", nullptr}};
+  if (d.change && d.best_ms > 0 && std::isfinite(d.best_ms))
+    report["proposal"] = {
+        {"predicted_ms", d.best_ms}, {"plan", plan::to_json(d.plan)}, {"why", why}};
+  c_.comm.report_replan(it, report.dump());
+}
+
+// The PS's change of the job's plan: taken when it comes, adopted from its iteration on.
+void Replanner::follow_the_job(std::int64_t it, Change& change) {
+  const std::string me = "worker " + std::to_string(c_.o.rank);
+  if (const std::optional<std::string> text = c_.comm.take_job_replan()) {
+    const std::string context = me + ": the job's next plan from the PS";
+    nlohmann::json c = nlohmann::json::parse(*text, nullptr, false);
+    if (!c.is_object() || !c.contains("plan") || !c.contains("from_iteration") ||
+        !c["from_iteration"].is_number_integer() || !c.contains("rank") ||
+        !c["rank"].is_number_integer() || !c.contains("predicted_ms") ||
+        !c["predicted_ms"].is_number() || !c.contains("current_ms") || !c["current_ms"].is_number())
+      throw Error(context + ": not {plan, from_iteration, rank, predicted_ms, current_ms}: " +
+                  text->substr(0, 200));
+    job_change_ = std::move(c);
+  }
+  if (!job_change_ || it < (*job_change_)["from_iteration"].get<std::int64_t>()) return;
+  const nlohmann::json& c = *job_change_;
+  const int from = c["rank"].get<int>();
+  plan::ReplanDecision d;
+  d.change = true;
+  d.plan = plan_from_peer(c["plan"], c_.profile, c_.slicing,
+                          me + ": rank " + std::to_string(from) + "'s proposal for the job");
+  if (!d.plan.full_duplex || d.plan.scheduler != c_.o.scheduler)
+    throw Error(me + ": rank " + std::to_string(from) + "'s proposal for the job is '" +
+                d.plan.scheduler + "', not full-duplex '" + c_.o.scheduler + "'");
+  d.current_ms = c["current_ms"].get<double>();  // the proposer's predictions
+  d.best_ms = c["predicted_ms"].get<double>();
+  const Replanned r = estimates_now();
+  const std::string why =
+      c.contains("why") && c["why"].is_string() ? c["why"].get<std::string>() : std::string();
+  adopt(it, d, r.profile, r.link,
+        "the job's plan, proposed by rank " + std::to_string(from) +
+            " (the slowest by its prediction)" + (why.empty() ? "" : ": " + why),
+        change);
+  job_plan_from_ = it;
+  job_change_.reset();
+}
+
+// Consume a finished task; start the next one when a change would be allowed.
+void Replanner::dynamic(std::int64_t it, Change& change) {
+  if (replanning_.valid() &&
+      replanning_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    Replanned r = replanning_.get();
+    // A slow planner (dynacomm-fd searches for seconds) must not take a core from training:
+    // the next task waits four times as long as this one took, or starts at once when the
+    // estimates have moved far from this one's (plan::SearchCadence).
+    cadence_.searched(ms_between(c_.started, Clock::now()), r.planning_ms, r.profile, r.link);
+    // The task fitted on copies: the link estimators' held overheads come back.
+    c_.estimators.down.hold_overhead(r.held_down_ms);
+    c_.estimators.up.hold_overhead(r.held_up_ms);
+    if (replanning_from_ >= job_plan_from_) {  // else it judged the job's previous plan
+      plan::ReplanDecision d = r.decision;
+      d.change = d.change && policy_.due(it);
+      consider(it, d, r.profile, r.link, d.why, change);
+    }
+  }
+  std::optional<Replanned> now_estimates;
+  auto estimates_if_asked = [&] {
+    now_estimates = estimates_now();
+    return plan::SearchCadence::Estimates{now_estimates->profile, now_estimates->link};
+  };
+  if (replanning_.valid() || !policy_.due(it + 1) ||
+      !cadence_.may_start(ms_between(c_.started, Clock::now()), estimates_if_asked))
+    return;
+  if (cadence_.started_early()) {
+    char factor[96];
+    std::snprintf(factor, sizeof factor, "x%.2f from those the last search (%.1f s) ran on",
+                  cadence_.last_move(), cadence_.last_took_ms() / 1e3);
+    c_.progress << "worker " << c_.o.rank << ": the estimates moved " << factor << " ("
+                << plan::describe_change(cadence_.made_from().profile, cadence_.made_from().link,
+                                         now_estimates->profile, now_estimates->link)
+                << "): searching again now, not after the back-off\n";
+  }
+  replanning_from_ = it;
+  replanning_ =
+      std::async(std::launch::async, [policy = policy_, e = c_.estimators, profile = c_.profile,
+                                      given = c_.given, latency = c_.comm.latency_ms()]() mutable {
+        const auto t0 = Clock::now();
+        Replanned r = estimate(e.compute, std::move(e.down), std::move(e.up), e.aggregation,
+                               profile, given, latency);
+        r.decision = policy.evaluate(r.profile, r.link);
+        r.planning_ms = ms_between(t0, Clock::now());
+        return r;
+      });
+}
+
+Replanner::Change Replanner::before_iteration(std::int64_t it, std::int64_t step, int epoch) {
+  Change change;
+  if (it <= c_.o.warmup || mode_ == plan::ReplanMode::kStatic) return change;
+  if (job_plan_) follow_the_job(it, change);
+  if (mode_ == plan::ReplanMode::kDynamic) {
+    dynamic(it, change);
+  } else if (mode_ == plan::ReplanMode::kEpoch && step == 0) {
+    // The paper's policy: plan afresh at every epoch's start from what was measured.
+    Replanned r = estimates_now();
+    r.decision = policy_.evaluate(r.profile, r.link, kAnyGain);
+    consider(it, r.decision, r.profile, r.link,
+             "epoch " + std::to_string(epoch) + " starts; " + r.decision.why, change);
+  } else if (mode_ == plan::ReplanMode::kOracle && c_.link_row.load() != oracle_row_) {
+    // Handed the true link figures at every change (the overheads as estimated).
+    oracle_row_ = c_.link_row.load();
+    Replanned r = estimates_now();
+    const plan::LinkTracePoint& row = c_.link_rows[static_cast<std::size_t>(oracle_row_)];
+    r.link.down_bps = row.down_bps;
+    r.link.up_bps = row.up_bps;
+    r.link.latency_ms = row.latency_ms;
+    r.decision = policy_.evaluate(r.profile, r.link, kAnyGain);
+    consider(it, r.decision, r.profile, r.link,
+             "the link changed at " + fmt_g(row.time_s) + " s (oracle); " + r.decision.why, change);
+  }
+  return change;
+}
+
+}  // namespace dynacomm::worker

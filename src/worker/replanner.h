@@ -1,0 +1,85 @@
+// Re-planning while training runs (plan/replan.h), on the training thread at each
+// iteration's start: dynamic (a task on another thread plans afresh from the online
+// estimates whenever the policy and the search cadence allow, and a plan predicted faster
+// by more than the threshold takes effect at the next boundary after it is done), epoch
+// (the paper's policy: at every epoch's start) or oracle (at every change of the link
+// trace, handed its true figures). A job's agreed full-duplex plan is re-planned together
+// (ps/server.h): each worker reports what its own re-planning decides, and the PS changes
+// the job's plan for every worker when the slowest proposes one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "plan/replan.h"
+#include "plan/slicing.h"
+#include "plan/trace_file.h"
+#include "worker/comm.h"
+#include "worker/estimates.h"
+#include "worker/run_log.h"
+#include "worker/worker.h"
+
+namespace dynacomm::worker {
+
+// What the replanner reads and writes, owned by the worker's loop.
+struct ReplanContext {
+  const WorkerOptions& o;
+  Comm& comm;
+  const plan::Slicing& slicing;
+  Estimators& estimators;                              // the held overheads come back from a task
+  const plan::ModelProfile& profile;                   // the units; times come from the estimates
+  const plan::LinkProfile& given;                      // the given link, with the fitted stretch
+  const std::vector<plan::LinkTracePoint>& link_rows;  // this rank's link trace
+  const std::atomic<int>& link_row;                    // the row in force (-1: none)
+  Clock::time_point started;
+  WorkerResult& result;  // plans and plan_changes
+  RunLog& log;
+  std::ostream& progress;
+};
+
+class Replanner {
+ public:
+  explicit Replanner(ReplanContext c);
+  ~Replanner();  // waits for a task in flight
+
+  // At the warm-up's end (iteration `it`), once result.plans holds the first plans made
+  // with `planner` for `link`.
+  void start(std::int64_t it, const plan::PlannerOptions& planner, const plan::LinkProfile& link);
+  // Before iteration `it` (step `step` of epoch `epoch`) runs: consumes a finished task,
+  // starts the next, applies a due change. The change that takes effect at `it`, if any.
+  struct Change {
+    std::string why;
+    double gain_ms = 0;
+  };
+  Change before_iteration(std::int64_t it, std::int64_t step, int epoch);
+  int plan_id() const { return current_plan_id_; }  // the plan in use (0: warm-up)
+
+ private:
+  void adopt(std::int64_t it, const plan::ReplanDecision& d, const plan::ModelProfile& p,
+             const plan::LinkProfile& l, const std::string& why, Change& change);
+  void consider(std::int64_t it, const plan::ReplanDecision& d, const plan::ModelProfile& p,
+                const plan::LinkProfile& l, const std::string& why, Change& change);
+  void follow_the_job(std::int64_t it, Change& change);
+  void dynamic(std::int64_t it, Change& change);
+  Replanned estimates_now() const;
+
+  ReplanContext c_;
+  plan::ReplanMode mode_;
+  plan::ReplanPolicy policy_;
+  bool job_plan_ = false;
+  std::int64_t job_plan_from_ = 0;            // the job's plan in use runs from this iteration
+  std::optional<nlohmann::json> job_change_;  // the PS's next plan for the job, not yet due
+  std::int64_t replanning_from_ = 0;          // the iteration the task in flight started in
+  std::future<Replanned> replanning_;         // the task in flight, if any
+  plan::SearchCadence cadence_;               // when the next task may start
+  int oracle_row_ = -1;                       // the link row the oracle last planned for
+  int current_plan_id_ = 0;
+};
+
+}  // namespace dynacomm::worker

@@ -1,0 +1,154 @@
+// The PS and real workers (the worker library, not the binary) as threads of this test
+// process, over TCP loopback: the pattern of gloo's BaseTest::spawn. Each thread's
+// exception is rethrown in the test. Seconds, not a process tree.
+#include <gtest/gtest.h>
+
+#include <exception>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "plan/planner.h"
+#include "ps/server.h"
+#include "train/local_training.h"
+#include "worker/worker.h"
+
+namespace dynacomm::worker {
+namespace {
+
+optim::SgdOptions job_sgd() {
+  optim::SgdOptions s;
+  s.schedule = optim::parse_lr_schedule("cosine");
+  return s;
+}
+
+// A short job: 5 iterations of 32 images from the first 1000, 2 of them warm-up, fast links.
+WorkerOptions short_job(const std::string& model, const std::string& scheduler) {
+  WorkerOptions o;
+  o.model = model;
+  o.scheduler = scheduler;
+  o.batch = 32;
+  o.iterations = 5;
+  o.warmup = 2;
+  o.train_samples = 1000;
+  o.test_samples = 100;
+  o.link.down_bps = o.link.up_bps = 1e9;
+  o.link.latency_ms = 1;
+  o.threads = 1;
+  o.timeout = std::chrono::seconds(20);
+  return o;
+}
+
+// Runs a PS and `workers` workers as threads; returns worker 0's result. Rethrows the
+// first worker's (or the PS's) exception.
+WorkerResult run_job_result(const WorkerOptions& job, int workers) {
+  ps::ServerOptions so;
+  so.workers = workers;
+  so.model = job.model;
+  so.sgd = job_sgd();
+  so.timeout = job.timeout;
+  so.log = [](const std::string&) {};
+  ps::PsServer server(so);
+  server.start();
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(workers));
+  std::vector<WorkerResult> results(static_cast<std::size_t>(workers));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < workers; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        WorkerOptions o = job;
+        o.ps = server.endpoint();
+        o.rank = r;
+        o.workers = workers;
+        std::ostringstream progress;
+        results[static_cast<std::size_t>(r)] = run_worker(o, progress);
+      } catch (...) {
+        errors[static_cast<std::size_t>(r)] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) {
+      server.stop();
+      std::rethrow_exception(e);
+    }
+  (void)server.wait();
+  return std::move(results[0]);
+}
+
+std::vector<float> run_job(const WorkerOptions& job, int workers) {
+  return run_job_result(job, workers).final_weights;
+}
+
+// Every strategy learns the same weights, bit for bit (lenet5: no dropout, whose random
+// masks come from libtorch's one generator per process).
+TEST(ThreadedCluster, EveryStrategyGivesBitIdenticalWeights) {
+  const std::vector<float> reference = run_job(short_job("lenet5", "sequential"), 2);
+  ASSERT_FALSE(reference.empty());
+  for (const std::string& s : plan::planner_names()) {
+    if (s == "sequential") continue;
+    EXPECT_TRUE(run_job(short_job("lenet5", s), 2) == reference) << s << " changed the weights";
+  }
+}
+
+// One worker through the PS equals training in one process, bit for bit.
+TEST(ThreadedCluster, OneWorkerEqualsLocalTraining) {
+  const WorkerResult one = run_job_result(short_job("cnn", "dynacomm"), 1);
+  const std::vector<float>& via_ps = one.final_weights;
+  // A lone worker's every push completes its units: the PS flagged all five of the
+  // warm-up's (sequential: one; layerwise: one per unit of cnn's four), and the worker
+  // fitted the PS's aggregation from them; the online estimates keep fitting it from
+  // every update since.
+  EXPECT_EQ(one.aggregation.samples, 5);
+  const double model_ms = one.aggregation.ms + 3.3 * one.aggregation.ms_per_mb;  // 3.3 MB
+  EXPECT_GT(model_ms, 0);
+  EXPECT_LT(model_ms, 5000);
+  EXPECT_GT(one.final_aggregation.samples, 5);
+  EXPECT_DOUBLE_EQ(one.final_link.aggregation_ms, one.final_aggregation.ms);
+  train::LocalTrainingOptions local;
+  local.model = "cnn";
+  local.iterations = 5;
+  local.batch = 32;
+  local.sgd = job_sgd();
+  local.threads = 1;
+  local.train_samples = 1000;
+  local.test_samples = 100;
+  std::ostringstream progress;
+  const train::TrainingResult r = train::train_local(local, progress);
+  EXPECT_TRUE(r.weights == via_ps);
+}
+
+// A worker that fails (here: a model the PS does not serve) comes back as this test's
+// exception, naming the refusal; nothing hangs.
+TEST(ThreadedCluster, AWorkersFailureIsRethrownHere) {
+  WorkerOptions job = short_job("lenet5", "dynacomm");
+  ps::ServerOptions so;
+  so.workers = 1;
+  so.model = "cnn";
+  so.timeout = std::chrono::seconds(5);
+  so.log = [](const std::string&) {};
+  ps::PsServer server(so);
+  server.start();
+  job.ps = server.endpoint();
+  job.timeout = std::chrono::seconds(5);
+  std::exception_ptr error;
+  std::thread t([&] {
+    try {
+      std::ostringstream progress;
+      (void)run_worker(job, progress);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  t.join();
+  server.stop();
+  ASSERT_TRUE(error);
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("lenet5"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dynacomm::worker
