@@ -92,6 +92,12 @@ JobShape job_shape(const WorkerOptions& o, const plan::Slicing& slicing, std::in
   return shape;
 }
 
+std::vector<std::string> names_of(const model::Model& model) {
+  std::vector<std::string> names;
+  for (const auto& u : model.units()) names.push_back(u.name);
+  return names;
+}
+
 CommOptions comm_options(const WorkerOptions& o, const Joined& joined,
                          const plan::Slicing& slicing) {
   CommOptions co;
@@ -334,8 +340,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   Measurements measure{o, started, estimators, calibration, tracker, rotation, log, given_link};
   Replanner replanner({o, comm, slicing, estimators, profile, given_link, link_rows, link_row,
                        started, result, log, progress});
-  std::vector<std::string> unit_names;
-  for (const auto& u : model->units()) unit_names.push_back(u.name);
+  const std::vector<std::string> unit_names = names_of(*model);
   std::unique_ptr<data::Dataset> test;
   if (o.rank == 0)
     test =
@@ -372,9 +377,10 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     if (it < o.warmup) {
       plan = warmup_plans[it % 2];
     } else {
-      plan = plan_of(it).plan;
-      plan_id = plan_of(it).id;
-      predicted_ms = plan_of(it).predicted_ms;
+      const WorkerResult::PlanInfo& info = plan_of(it);
+      plan = info.plan;
+      plan_id = info.id;
+      predicted_ms = info.predicted_ms;
     }
     const auto now = Clock::now();
     if (it > 0) result.iterations.back().ms = ms_between(iteration_start, now);
