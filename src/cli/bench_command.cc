@@ -57,9 +57,6 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-using Metrics = worker::MetricsTable;
-Metrics read_metrics(const std::string& path) { return worker::read_metrics_csv(path); }
-
 struct Stats {
   double median = 0, min = 0, max = 0;
   std::vector<double> values;
@@ -228,7 +225,8 @@ struct Measured {
       spread_by_plan;
   std::vector<double> online_down, online_up;  // the stretches over the measured iterations
 };
-Measured measured_iterations(const Metrics& metrics, int warmup, int block, int settle) {
+Measured measured_iterations(const worker::MetricsTable& metrics, int warmup, int block,
+                             int settle) {
   const auto& it = metrics.at("iteration");
   const auto& ms = metrics.at("iteration_ms");
   const auto& plan_id = metrics.at("plan_id");
@@ -321,7 +319,7 @@ void bench_setting(const BenchFlags& f, const JobFlags& base, const std::string&
   if (j.net == "netns")
     topology = std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker));
   const nlohmann::json summary = run_cluster_job(j, per_worker, dir, threads, topology.get());
-  const auto metrics = read_metrics(dir + "/metrics.csv");
+  const auto metrics = worker::read_metrics_csv(dir + "/metrics.csv");
   Measured sel = measured_iterations(metrics, j.warmup, f.block, settle);
   auto& [by_plan, online_by_plan, ideal_by_plan, slowest_by_plan, spread_by_plan, online_down,
          online_up] = sel;
@@ -489,17 +487,15 @@ void run_bench(const BenchFlags& f) {
   const int threads = f.threads > 0 ? f.threads : std::max(1, cores / base.workers);
   cluster::install_interrupt_handler();
 
-  std::string md = "# dynacomm bench: " + base.model + ", " + std::to_string(base.workers) +
-                   " workers, batch " + std::to_string(base.batch) + ", links " +
-                   (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") +
-                   ", latency " + base.latency + "\n\nStrategies take turns of " +
-                   std::to_string(f.block) + " iterations; the first " + std::to_string(settle) +
-                   " of each turn not measured.\n\n";
   BenchOutput output;
-  output.md = md;
+  std::string& md = output.md;
+  md = "# dynacomm bench: " + base.model + ", " + std::to_string(base.workers) +
+       " workers, batch " + std::to_string(base.batch) + ", links " +
+       (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") + ", latency " +
+       base.latency + "\n\nStrategies take turns of " + std::to_string(f.block) +
+       " iterations; the first " + std::to_string(settle) + " of each turn not measured.\n\n";
   for (const std::string& bw : bandwidths)
     bench_setting(f, base, bw, settle, turns * measured_per_turn, out, folder, threads, output);
-  md = output.md;
   const nlohmann::json& rows = output.rows;
   const std::vector<std::vector<double>>& csv = output.csv;
   const std::vector<report::Series>& speedups = output.speedups;
@@ -642,7 +638,7 @@ std::vector<PolicyRun> run_policies(const BenchFlags& f, const JobFlags& base,
         static_cast<long long>(f.iterations));
     // Under --net netns the job makes (and removes) its own namespaces.
     const nlohmann::json summary = run_cluster_job(j, per_worker, dir, threads, nullptr);
-    const Metrics m = read_metrics(dir + "/metrics.csv");
+    const worker::MetricsTable m = worker::read_metrics_csv(dir + "/metrics.csv");
     const auto& it = m.at("iteration");
     PolicyRun run;
     run.name = name;
