@@ -51,11 +51,7 @@ void WorkerOptions::validate() const {
   for (const auto& s : rotation)
     if (std::find(known.begin(), known.end(), s) == known.end())
       throw InvalidInput("worker: unknown scheduler '" + s +
-                         "' in the rotation (--schedulers); known: " + [&] {
-                           std::string k;
-                           for (const auto& n : known) k += (k.empty() ? "" : ", ") + n;
-                           return k;
-                         }());
+                         "' in --rotation (dynacomm plan --help lists them)");
   link.validate();
   planner.validate();
   replan_options.validate();
