@@ -2,7 +2,7 @@
 """Replays a full-duplex priority job (p3, dynacomm-fd or bytescheduler turns of a
 `dynacomm bench` / `dynacomm train` run) with W workers, from what its trace measured.
 
-What the one-worker model (src/plan/duplex.h) leaves out with several workers: the PS
+What the one-worker model (src/plan/model/duplex.h) leaves out with several workers: the PS
 releases a unit's parameters only when the *last* worker's gradient is in, and which
 worker is last changes from unit to unit and iteration to iteration, so the releases,
 and the acks queued behind them, come in bursts. This replay runs the same rules as the

@@ -11,9 +11,9 @@
 #include <random>
 #include <string>
 
-#include "plan/planner.h"
+#include "plan/model/profile.h"
 #include "plan/planners/dynacomm.h"
-#include "plan/profile.h"
+#include "plan/planners/planner.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "cli/app.h"
 #include "cluster/local_cluster.h"
 #include "cluster/status.h"
-#include "plan/trace_file.h"
+#include "plan/replan/trace_file.h"
 #include "report/run_folder.h"
 
 namespace dynacomm::cli {
@@ -96,9 +96,9 @@ std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_
   return rates;
 }
 
-nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
-                               const std::string& run_dir, int threads,
-                               cluster::NetnsTopology* topology) {
+RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
+                           const std::string& run_dir, int threads,
+                           cluster::NetnsTopology* topology) {
   validate_job(j, per_worker);  // every flag, before any process starts
   // --net netns: the PS and each worker in their own network namespace, the links shaped
   // by tbf; a topology made here is removed when this function leaves, however it leaves.
@@ -191,7 +191,9 @@ nlohmann::json run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& p
 
   std::ifstream in(run.file("summary.json"));
   if (!in) throw Error("the run left no summary.json in " + run_dir);
-  return nlohmann::json::parse(in);
+  const nlohmann::json parsed = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) throw Error(run.file("summary.json") + ": not JSON");
+  return summary_from_json(parsed);
 }
 
 }  // namespace dynacomm::cli

@@ -2,7 +2,7 @@
 // and `dynacomm bench` share.
 //
 //   std::vector<JobFlags> w = per_worker_flags(job, {"1:10mbit,2mbit,50ms"});
-//   nlohmann::json summary = run_cluster_job(job, w, "runs/x", /*threads=*/1, nullptr);
+//   RunSummary summary = run_cluster_job(job, w, "runs/x", /*threads=*/1, nullptr);
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/job_flags.h"
+#include "cli/run_summary.h"
 #include "cluster/netns.h"
 
 namespace dynacomm::cli {
@@ -20,11 +21,11 @@ std::vector<JobFlags> per_worker_flags(const JobFlags& job, const std::vector<st
 
 // Starts the PS and the workers (with --net netns in `topology`'s namespaces, made here
 // when null), shows the combined progress line, waits, merges the traces into
-// run_dir/trace.json and returns rank 0's summary.json. Throws Error naming the process
-// that failed.
-nlohmann::json run_cluster_job(const JobFlags& job, const std::vector<JobFlags>& per_worker,
-                               const std::string& run_dir, int threads,
-                               cluster::NetnsTopology* topology);
+// run_dir/trace.json and returns rank 0's summary.json (cli/run_summary.h). Throws Error naming the
+// process that failed.
+RunSummary run_cluster_job(const JobFlags& job, const std::vector<JobFlags>& per_worker,
+                           const std::string& run_dir, int threads,
+                           cluster::NetnsTopology* topology);
 
 // Checks every flag of the job and of each worker (options, traces for their ranks, the
 // data folder) as the PS and the workers would, so a bad value fails before anything

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "net/endpoint.h"
-#include "plan/quantity.h"
+#include "plan/model/quantity.h"
 
 namespace dynacomm::cli {
 

@@ -7,8 +7,8 @@
 #include "base/error.h"
 #include "cli/flag_checks.h"
 #include "model/model_names.h"
-#include "plan/planner.h"
-#include "plan/quantity.h"
+#include "plan/model/quantity.h"
+#include "plan/planners/planner.h"
 
 namespace dynacomm::cli {
 
@@ -143,26 +143,46 @@ std::vector<std::string> JobFlags::optimizer_args() const {
 std::vector<std::string> JobFlags::worker_args() const {
   std::vector<std::string> a = optimizer_args();
   // clang-format off: flag, value
-  std::vector<std::string> more = {"--batch",          std::to_string(batch),
-                                   "--epochs",         std::to_string(epochs),
-                                   "--iterations",     std::to_string(iterations),
-                                   "--seed",           std::to_string(seed),
-                                   "--partition",      partition,
-                                   "--shards",         std::to_string(shards),
-                                   "--train-samples",  std::to_string(train_samples),
-                                   "--test-samples",   std::to_string(test_samples),
-                                   "--scheduler",      scheduler,
-                                   "--down",           down,
-                                   "--latency",        latency,
-                                   "--extra-overhead", extra_overhead,
-                                   "--warmup",         std::to_string(warmup),
-                                   "--net",            net,
-                                   "--device-slowdown", num(device_slowdown),
-                                   "--rotation-block", std::to_string(rotation_block),
-                                   "--replan",         replan,
-                                   "--replan-threshold", num(replan_threshold),
-                                   "--replan-interval", std::to_string(replan_interval),
-                                   "--trace-origin-ms", num(trace_origin_ms)};
+  std::vector<std::string> more = {"--batch",
+                                   std::to_string(batch),
+                                   "--epochs",
+                                   std::to_string(epochs),
+                                   "--iterations",
+                                   std::to_string(iterations),
+                                   "--seed",
+                                   std::to_string(seed),
+                                   "--partition",
+                                   partition,
+                                   "--shards",
+                                   std::to_string(shards),
+                                   "--train-samples",
+                                   std::to_string(train_samples),
+                                   "--test-samples",
+                                   std::to_string(test_samples),
+                                   "--scheduler",
+                                   scheduler,
+                                   "--down",
+                                   down,
+                                   "--latency",
+                                   latency,
+                                   "--extra-overhead",
+                                   extra_overhead,
+                                   "--warmup",
+                                   std::to_string(warmup),
+                                   "--net",
+                                   net,
+                                   "--device-slowdown",
+                                   num(device_slowdown),
+                                   "--rotation-block",
+                                   std::to_string(rotation_block),
+                                   "--replan",
+                                   replan,
+                                   "--replan-threshold",
+                                   num(replan_threshold),
+                                   "--replan-interval",
+                                   std::to_string(replan_interval),
+                                   "--trace-origin-ms",
+                                   num(trace_origin_ms)};
   // clang-format on
   a.insert(a.end(), more.begin(), more.end());
   if (!up.empty()) a.insert(a.end(), {"--up", up});

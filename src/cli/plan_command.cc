@@ -10,11 +10,11 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
-#include "plan/duplex.h"
-#include "plan/planner.h"
-#include "plan/quantity.h"
-#include "plan/simulate.h"
-#include "plan/slicing.h"
+#include "plan/model/duplex.h"
+#include "plan/model/quantity.h"
+#include "plan/model/simulate.h"
+#include "plan/model/slicing.h"
+#include "plan/planners/planner.h"
 #include "report/chrome_trace.h"
 
 namespace dynacomm::cli {

@@ -80,34 +80,31 @@ void run_cluster(const TrainFlags& f) {
                    w.down.c_str(), w.up.c_str(), w.latency.c_str());
   }
   cluster::install_interrupt_handler();
-  const nlohmann::json s = run_cluster_job(j, per_worker, run_dir, threads, nullptr);
-  const double median = s["median_iteration_ms"], seq = s["predicted_sequential_ms"],
-               pred = s["predicted_ms"];
-  std::printf("test accuracy %.2f%% after %lld iterations\n",
-              100 * s["test_accuracy"].get<double>(),
-              static_cast<long long>(s["iterations"].get<std::int64_t>()));
+  const RunSummary s = run_cluster_job(j, per_worker, run_dir, threads, nullptr);
+  const double median = s.median_iteration_ms, seq = s.predicted_sequential_ms,
+               pred = s.predicted_ms;
+  std::printf("test accuracy %.2f%% after %lld iterations\n", 100 * s.test_accuracy,
+              static_cast<long long>(s.iterations));
   std::printf(
       "median iteration %.1f ms with %s (predicted %.1f ms); sequential would take %.1f ms "
       "(predicted): the plan is predicted %.2fx faster\n",
       median, j.scheduler.c_str(), pred, seq, pred > 0 ? seq / pred : 0.0);
   // Under BSP the slowest worker sets the pace; worker 0's own figures above are for its
   // link and device.
-  if (const double slowest = s.value("predicted_slowest_ms", 0.0); slowest > 1.05 * pred)
+  if (const double slowest = s.predicted_slowest_ms; slowest > 1.05 * pred)
     std::printf(
         "the slowest worker's link or device sets the pace: its plan is predicted %.1f ms "
         "per iteration (worker 0's own: %.1f ms)\n",
         slowest, pred);
-  if (s.contains("plan_changes") && !s["plan_changes"].empty()) {
+  if (!s.plan_changes.empty()) {
     std::printf(
         "worker 0 re-planned %zu time(s) while training (--replan %s); the prediction "
         "above is the first plan's:\n",
-        s["plan_changes"].size(), j.replan.c_str());
-    for (const auto& c : s["plan_changes"])
-      std::printf("  plan %d from iteration %lld: %s (predicted %.1f -> %.1f ms)\n",
-                  c["plan_id"].get<int>(),
-                  static_cast<long long>(c["iteration"].get<std::int64_t>()),
-                  c["why"].get<std::string>().c_str(), c["predicted_current_ms"].get<double>(),
-                  c["predicted_best_ms"].get<double>());
+        s.plan_changes.size(), j.replan.c_str());
+    for (const auto& c : s.plan_changes)
+      std::printf("  plan %d from iteration %lld: %s (predicted %.1f -> %.1f ms)\n", c.plan_id,
+                  static_cast<long long>(c.iteration), c.why.c_str(), c.predicted_current_ms,
+                  c.predicted_best_ms);
   }
   std::printf("results in %s\n", run_dir.c_str());
 }

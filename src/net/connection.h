@@ -1,53 +1,42 @@
-// A worker's connection to the parameter server: one ZeroMQ DEALER socket. Not
-// thread-safe: one thread (the worker's communication thread) owns it.
+// The ZeroMQ transport of a worker: one DEALER socket connected to the PS's ROUTER
+// (net/zmq_router.h), over tcp:// or inproc:// (every socket of a process shares one
+// ZeroMQ context, net/zmq_message.h, so inproc reaches a PS in the same process).
 //
-//   Connection c("tcp://127.0.0.1:7070", limits, /*rank=*/1);
+//   Connection c("tcp://127.0.0.1:7070", limits);
 //   c.send({MessageType::kPullRequest, 1, t, 0, 3}, nullptr, 0);
-//   Message m = c.receive(std::chrono::seconds(30));   // Timeout naming the endpoint
+//   Message m = c.receive(std::chrono::seconds(30), "units 0..3");  // Timeout naming the PS
+//
+// Its poll also wakes on an eventfd, so the owner's thread sleeps until a message comes,
+// a deadline passes, or another thread calls wake(): no polling loop.
 #pragma once
 
-#include <chrono>
 #include <memory>
-#include <optional>
 #include <string>
 
-#include "net/wire.h"
+#include "net/transport.h"
 
 namespace dynacomm::net {
 
-// A received, validated message that owns its bytes.
-struct Message {
-  Header header;
-  std::string bytes;  // the whole frame; payload() points into it
-  const std::uint8_t* payload() const {
-    return reinterpret_cast<const std::uint8_t*>(bytes.data()) + kHeaderBytes;
-  }
-};
-
-class Connection {
+class Connection : public Transport {
  public:
   // Connects (ZeroMQ connects lazily; the first receive's timeout covers a missing PS).
   Connection(const std::string& endpoint, WireLimits limits);
-  ~Connection();
+  ~Connection() override;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  void send(const Header& header, const void* payload, std::size_t size);
-  // A frame made by encode() or make_frame/seal_frame; ZeroMQ takes it over without
-  // copying it.
-  void send_frame(std::string&& encoded);
-  // The next valid message. Invalid ones are dropped (counted; reason in last_drop()).
-  // A kError message from the PS is thrown as Error with its text. Throws Timeout.
-  Message receive(std::chrono::milliseconds timeout, const std::string& waiting_for);
-  // Like receive, but returns false instead of throwing when nothing came in time.
-  bool poll(std::chrono::milliseconds timeout, Message* out);
-  void set_limits(WireLimits limits);
+  using Transport::send;
+  // ZeroMQ takes the frame over without copying it.
+  void send(std::string&& frame) override;
+  bool poll(Clock::time_point deadline, Message* out) override;
+  void wake() override;
+  void set_limits(WireLimits limits) override;
 
-  const std::string& endpoint() const { return endpoint_; }
-  std::uint64_t bytes_sent() const { return sent_; }
-  std::uint64_t bytes_received() const { return received_; }
-  std::uint64_t dropped() const { return dropped_; }
-  const std::string& last_drop() const { return last_drop_; }
+  const std::string& endpoint() const override { return endpoint_; }
+  std::uint64_t bytes_sent() const override { return sent_; }
+  std::uint64_t bytes_received() const override { return received_; }
+  std::uint64_t dropped() const override { return dropped_; }
+  const std::string& last_drop() const override { return last_drop_; }
 
  private:
   struct Zmq;

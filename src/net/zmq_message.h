@@ -1,6 +1,8 @@
-// For the two files that talk to ZeroMQ directly (net/connection.cc, ps/server.cc): a
-// message that takes over a frame's bytes, so ZeroMQ sends them without copying; it frees
-// them once sent. Kept out of connection.h so that <zmq.hpp> stays out of wide includes.
+// For the files that talk to ZeroMQ directly (net/connection.cc, net/zmq_router.cc): the
+// process's one ZeroMQ context (inproc:// endpoints reach only sockets of the same
+// context), and a message that takes over a frame's bytes, so ZeroMQ sends them without
+// copying; it frees them once sent. Kept out of the transports' headers so that <zmq.hpp>
+// stays out of wide includes.
 #pragma once
 
 #include <string>
@@ -8,6 +10,13 @@
 
 namespace dynacomm::net {
 
+// Lives until the process exits; its destructor waits for lingering messages to leave.
+zmq::context_t& zmq_context();
+
 zmq::message_t owned_message(std::string&& bytes);
+
+// How long until `deadline`, for zmq::poll: rounded up (rounding down to 0 ms would spin),
+// never negative.
+std::chrono::milliseconds poll_timeout(std::chrono::steady_clock::time_point deadline);
 
 }  // namespace dynacomm::net

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "plan/duplex.h"
+#include "plan/model/duplex.h"
 
 namespace dynacomm::plan::testing {
 

@@ -6,8 +6,8 @@
 
 #include <random>
 
-#include "plan/plan.h"
-#include "plan/profile.h"
+#include "plan/model/plan.h"
+#include "plan/model/profile.h"
 
 namespace dynacomm::plan::testing {
 
@@ -16,7 +16,7 @@ LinkProfile random_link(std::mt19937_64& rng);
 // The PS's aggregation on `link`: 0..20 ms per push and 0.1..100 ms per MB (log-uniform;
 // a busy PS on slow cores to a fast one), for the full-duplex model's tests.
 void add_random_aggregation(std::mt19937_64& rng, LinkProfile& link);
-// The steady-state period of a plan under the full-duplex model (plan/duplex.h); a test
+// The steady-state period of a plan under the full-duplex model (plan/model/duplex.h); a test
 // failure if the simulation found no steady state.
 double duplex_period(const ModelProfile& profile, const LinkProfile& link, const Plan& plan);
 

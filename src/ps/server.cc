@@ -9,12 +9,15 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <zmq.hpp>
 
 #include "base/error.h"
+#include "compress/compressor.h"
 #include "net/endpoint.h"
+#include "net/job_protocol.h"
 #include "net/wire.h"
-#include "net/zmq_message.h"
+#include "net/zmq_router.h"
+#include "ps/agreement.h"
+#include "ps/membership.h"
 #include "ps/store.h"
 
 namespace dynacomm::ps {
@@ -49,9 +52,7 @@ std::string units_name(int first, int last) {
 
 struct PsServer::Impl {
   ServerOptions options;
-  zmq::context_t context{1};
-  zmq::socket_t socket{context, zmq::socket_type::router};
-  std::string endpoint;
+  std::unique_ptr<net::ZmqRouter> router;
   std::thread thread;
   std::atomic<bool> stopping{false};
   std::promise<std::vector<float>> done;
@@ -60,11 +61,13 @@ struct PsServer::Impl {
 
   // I/O thread state.
   net::WireLimits limits;
-  nlohmann::json job;                // the first hello's description
-  std::map<int, std::string> peers;  // rank -> routing id
+  nlohmann::json job;                   // the first hello's description
+  std::unique_ptr<Membership> members;  // who is in the job
+  // Pushes decoded with it (the wire's codec field; only float32 so far, net/wire.h).
+  std::unique_ptr<compress::Compressor> codec = compress::make_compressor("none");
+  std::vector<float> scratch;  // what the codec decodes into when it must copy
   std::unique_ptr<ParameterStore> store;
   std::deque<PendingPull> pending;
-  int shut_down = 0;
   std::int64_t trace_from = 0, trace_count = 0;
   std::vector<PsEvent> events;
   // Per iteration, the largest compute time and predicted iteration time any worker sent
@@ -74,15 +77,9 @@ struct PsServer::Impl {
     std::uint64_t compute_us = 0, predicted_us = 0;
   };
   std::map<std::int64_t, Slowest> slowest;
-  // The workers' plans offered after their warm-ups (rank -> offer), until all are in.
-  std::map<int, nlohmann::json> offered;
-  bool plans_agreed = false;
-  // Re-planning the job's full-duplex plan together (on_replan): each worker's latest
-  // report on the plan in use (rank -> {current_ms, proposal?}), made from replan_from on.
-  std::map<int, nlohmann::json> reports;
-  std::int64_t replan_from = 0;   // the job's plan in use runs from this iteration
-  std::int64_t newest = 0;        // the highest iteration any pull request or push named
-  net::UpdateReport last_update;  // every push ack carries it (the aggregation)
+  std::unique_ptr<PlanAgreement> agreement;  // the job's full-duplex plans
+  std::int64_t newest = 0;                   // the highest iteration any pull request or push named
+  net::UpdateReport last_update;             // every push ack carries it (the aggregation)
 
   bool traced(std::int64_t iteration) const {
     return iteration >= trace_from && iteration < trace_from + trace_count;
@@ -102,11 +99,7 @@ struct PsServer::Impl {
   // Sends a finished frame; ZeroMQ takes its bytes over without copying them.
   void send_frame(const std::string& peer, net::MessageType type, std::string&& msg) {
     const std::size_t size = msg.size();
-    try {
-      socket.send(zmq::buffer(peer), zmq::send_flags::sndmore);
-      socket.send(net::owned_message(std::move(msg)), zmq::send_flags::none);
-    } catch (const zmq::error_t& e) {
-      if (e.num() != EHOSTUNREACH) throw;
+    if (!router->send(peer, std::move(msg))) {
       if (type != net::MessageType::kPushAck)  // acks to a worker that left are expected
         log(std::string("dropped a ") + net::to_string(type) + " for " + who(peer) +
             ", which has disconnected");
@@ -114,21 +107,17 @@ struct PsServer::Impl {
     }
     sent += size;
   }
-  std::string who(const std::string& peer) const {
-    for (const auto& [rank, id] : peers)
-      if (id == peer) return "rank " + std::to_string(rank);
-    return "an unknown peer";
-  }
+  std::string who(const std::string& peer) const { return members->who(peer); }
   // A JSON text for every worker that has joined (the job's plans, a change of them).
   void to_every_worker(net::MessageType type, std::int64_t iteration, const std::string& text) {
-    for (const auto& [rank, id] : peers)
+    for (const auto& [rank, id] : members->peers())
       send(id, net::Header{type, -1, iteration, 0, 0}, text.data(), text.size());
   }
   void send_error(const std::string& peer, const std::string& why) {
     send(peer, net::Header{net::MessageType::kError, -1, 0, 0, 0}, why.data(), why.size());
   }
-  void on_plans(const std::string& peer, const net::DecodeResult& m);
-  void on_replan(const std::string& peer, const net::DecodeResult& m);
+  void on_plans(const net::DecodeResult& m);
+  void on_replan(const net::DecodeResult& m);
   // arrived: when the message was taken off the socket.
   void handle(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
   void on_hello(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
@@ -158,10 +147,7 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
   } catch (const std::exception& e) {
     return send_error(peer, std::string("hello: malformed job description: ") + e.what());
   }
-  if (rank < 0 || rank >= options.workers)
-    return send_error(peer, "refused: rank " + std::to_string(rank) + " but the job has " +
-                                std::to_string(options.workers) + " workers (ranks 0.." +
-                                std::to_string(options.workers - 1) + ")");
+  if (rank < 0 || rank >= options.workers) return send_error(peer, members->join(rank, peer));
   if (hello["workers"].get<int>() != options.workers)
     return send_error(peer,
                       "refused: worker expects " + std::to_string(hello["workers"].get<int>()) +
@@ -173,8 +159,6 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
                                 "', the PS serves '" + model + "'");
   if (!job.is_null() && hello["unit_bytes"] != job["unit_bytes"])
     return send_error(peer, "refused: unit layout differs from the other workers'");
-  if (peers.count(rank) && peers[rank] != peer)
-    return send_error(peer, "refused: rank " + std::to_string(rank) + " has already joined");
   if (job.is_null()) {
     job = hello;
     if (hello.contains("trace_from") && hello.contains("trace_count") &&
@@ -185,137 +169,25 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
     limits.unit_bytes = hello["unit_bytes"].get<std::vector<std::int64_t>>();
     limits.max_sender = options.workers - 1;
   }
-  peers[rank] = peer;
+  if (const std::string refused = members->join(rank, peer); !refused.empty())
+    return send_error(peer, refused);
   net::Header welcome{net::MessageType::kHello, -1, 0, 0, 0};
   welcome.arrived_us = wire_us(arrived);  // the worker takes the clocks' offset from it
   send(peer, welcome, nullptr, 0);
 }
 
-// One plan per full-duplex strategy for the whole job: the releases of a full-duplex plan
-// wait for every worker's gradients, so workers that push in different orders stall each
-// other. For each index, the plan the slowest worker (by its own prediction) made for
-// itself: the one that sets the pace.
-void PsServer::Impl::on_plans(const std::string& peer, const net::DecodeResult& m) {
-  const int rank = m.header.sender;
-  if (plans_agreed || offered.count(rank))
-    return send_error(peer,
-                      "plans: rank " + std::to_string(rank) + " has already offered its plans");
-  const auto* text = reinterpret_cast<const char*>(m.payload);
-  nlohmann::json j =
-      nlohmann::json::parse(text, text + m.header.payload_bytes, nullptr, /*exceptions=*/false);
-  const bool shaped = j.is_object() && j.contains("plans") && j["plans"].is_array() &&
-                      std::all_of(j["plans"].begin(), j["plans"].end(), [](const auto& e) {
-                        return e.is_object() && e.contains("index") &&
-                               e["index"].is_number_integer() &&
-                               e["index"].template get<int>() >= 0 && e.contains("predicted_ms") &&
-                               e["predicted_ms"].is_number() &&
-                               std::isfinite(e["predicted_ms"].template get<double>()) &&
-                               e.contains("plan") && e["plan"].is_object();
-                      });
-  if (!shaped) {
-    ++dropped;
-    log("rank " + std::to_string(rank) + ": plans: not {\"plans\": [{index, predicted_ms, plan}]}");
-    return send_error(peer, "plans: payload is not {\"plans\": [{index, predicted_ms, plan}]}");
-  }
-  offered[rank] = std::move(j);
-  if (static_cast<int>(offered.size()) < options.workers) return;
-  std::map<int, std::pair<int, const nlohmann::json*>> pick;  // index -> (rank, entry)
-  for (const auto& [r, offer] : offered)
-    for (const auto& e : offer["plans"]) {
-      const int index = e["index"].get<int>();
-      auto it = pick.find(index);
-      if (it == pick.end() ||
-          e["predicted_ms"].get<double>() > (*it->second.second)["predicted_ms"].get<double>())
-        pick[index] = {r, &e};  // ties: the lower rank (offers in rank order)
-    }
-  nlohmann::json agreed = {{"plans", nlohmann::json::array()}};
-  for (const auto& [index, chosen] : pick) {
-    nlohmann::json e = *chosen.second;
-    e["rank"] = chosen.first;
-    log("plans: strategy " + std::to_string(index) + " runs rank " + std::to_string(chosen.first) +
-        "'s plan (predicted " + std::to_string(e["predicted_ms"].get<double>()) + " ms there)");
-    agreed["plans"].push_back(std::move(e));
-  }
-  const std::string text_out = agreed.dump();
-  to_every_worker(net::MessageType::kPlans, m.header.iteration, text_out);
-  plans_agreed = true;
-  offered.clear();
+// The job's full-duplex plans (ps/agreement.h decides; this sends what it returns).
+void PsServer::Impl::on_plans(const net::DecodeResult& m) {
+  net::PlanOffer offer = net::decode_plan_offer(m.payload, m.header.payload_bytes);
+  if (auto agreed = agreement->offer(m.header.sender, std::move(offer)))
+    to_every_worker(net::MessageType::kPlans, m.header.iteration, net::encode(*agreed));
 }
 
-// Re-planning together: a job runs one full-duplex plan (on_plans), so its workers change
-// it together. Once every worker has reported on the plan in use (its own prediction of
-// it, and a plan it proposes when its re-planning would change), the slowest of them by
-// that prediction decides: its proposal, if it made one, becomes every worker's plan from
-// three iterations past the newest the PS has seen (by then each worker has its answer:
-// it arrives before the parameters of the iteration before that, which need gradients
-// not yet pushed). A report made before the plan in use began is about the one before.
-void PsServer::Impl::on_replan(const std::string& peer, const net::DecodeResult& m) {
-  const int rank = m.header.sender;
-  if (!plans_agreed) return send_error(peer, "replan: the job's plans have not been agreed yet");
-  const auto* text = reinterpret_cast<const char*>(m.payload);
-  nlohmann::json j =
-      nlohmann::json::parse(text, text + m.header.payload_bytes, nullptr, /*exceptions=*/false);
-  auto positive = [](const nlohmann::json& o, const char* key) {
-    return o.contains(key) && o[key].is_number() && std::isfinite(o[key].get<double>()) &&
-           o[key].get<double>() > 0;
-  };
-  const bool shaped = j.is_object() && positive(j, "current_ms") &&
-                      (!j.contains("proposal") || j["proposal"].is_null() ||
-                       (j["proposal"].is_object() && positive(j["proposal"], "predicted_ms") &&
-                        j["proposal"].contains("plan") && j["proposal"]["plan"].is_object()));
-  if (!shaped) {
-    ++dropped;
-    log("rank " + std::to_string(rank) + ": replan: not {\"current_ms\", \"proposal\"?}");
-    return send_error(peer,
-                      "replan: payload is not {\"current_ms\": > 0, \"proposal\": "
-                      "{\"predicted_ms\": > 0, \"plan\": {...}} or null}");
-  }
-  if (m.header.iteration < replan_from) return;  // about the plan before
-  {  // what each worker decided, for the log: the job's re-planning is read from it
-    char line[160];
-    std::snprintf(line, sizeof line, "replan: rank %d at iteration %lld: the plan in use %.1f ms",
-                  rank, static_cast<long long>(m.header.iteration), j["current_ms"].get<double>());
-    std::string text = line;
-    const nlohmann::json& p = j["proposal"];
-    if (p.is_object()) {
-      std::snprintf(line, sizeof line, ", proposes one of %.1f ms",
-                    p["predicted_ms"].get<double>());
-      text += line;
-    } else {
-      text += ", keeps it";
-    }
-    log(text);
-  }
-  reports[rank] = std::move(j);
-  if (static_cast<int>(reports.size()) < options.workers) return;
-  auto slowest = reports.begin();  // ties: the lower rank
-  for (auto r = reports.begin(); r != reports.end(); ++r)
-    if (r->second["current_ms"].get<double>() > slowest->second["current_ms"].get<double>())
-      slowest = r;
-  const nlohmann::json& proposal = slowest->second["proposal"];
-  if (!proposal.is_object()) return;  // the slowest keeps the plan: so does the job
-  // (A peer's iteration is any non-negative int64: no overflow past the largest.)
-  replan_from =
-      newest + std::min<std::int64_t>(3, std::numeric_limits<std::int64_t>::max() - newest);
-  nlohmann::json change = {
-      {"plan", proposal["plan"]},
-      {"predicted_ms", proposal["predicted_ms"]},
-      {"current_ms", slowest->second["current_ms"]},
-      {"rank", slowest->first},
-      {"from_iteration", replan_from},
-      {"why", proposal.contains("why") && proposal["why"].is_string() ? proposal["why"]
-                                                                      : nlohmann::json("")}};
-  char line[160];  // in the reports' format, the lines above it in the log
-  std::snprintf(line, sizeof line,
-                "replan: the job runs rank %d's plan from iteration %lld (predicted %.1f -> %.1f "
-                "ms there)",
-                slowest->first, static_cast<long long>(replan_from),
-                slowest->second["current_ms"].get<double>(),
-                proposal["predicted_ms"].get<double>());
-  log(line);
-  const std::string out = change.dump();
-  to_every_worker(net::MessageType::kReplan, replan_from, out);
-  reports.clear();
+void PsServer::Impl::on_replan(const net::DecodeResult& m) {
+  net::ReplanReport report = net::decode_replan_report(m.payload, m.header.payload_bytes);
+  if (auto change =
+          agreement->report(m.header.sender, m.header.iteration, std::move(report), newest))
+    to_every_worker(net::MessageType::kReplan, change->from_iteration, net::encode(*change));
 }
 
 void PsServer::Impl::answer_pulls() {
@@ -360,8 +232,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
                             Clock::time_point arrived) {
   const net::Header& h = m.header;
   if (h.type == net::MessageType::kHello) return on_hello(peer, m, arrived);
-  auto known = peers.find(h.sender);
-  if (known == peers.end() || known->second != peer) {
+  if (!members->is(h.sender, peer)) {
     ++dropped;
     return log(std::string("dropped ") + net::to_string(h.type) +
                " from a peer that has not joined as rank " + std::to_string(h.sender));
@@ -395,8 +266,10 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         if (!store) return send_error(peer, "push before the parameters were initialised");
         newest = std::max(newest, h.iteration);
         const auto start = Clock::now();
-        const std::vector<int> advanced = store->push(h.sender, first, last, h.iteration,
-                                                      reinterpret_cast<const float*>(m.payload));
+        std::int64_t floats = 0;
+        for (int u = first; u <= last; ++u) floats += store->unit_floats(u);
+        const float* grads = codec->decode(m.payload, h.payload_bytes, floats, scratch);
+        const std::vector<int> advanced = store->push(h.sender, first, last, h.iteration, grads);
         const auto end = Clock::now();
         Slowest& s = slowest[h.iteration];
         s.compute_us = std::max(s.compute_us, h.compute_us);
@@ -422,13 +295,13 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         break;
       }
       case net::MessageType::kPlans:
-        on_plans(peer, m);
+        on_plans(m);
         break;
       case net::MessageType::kReplan:
-        on_replan(peer, m);
+        on_replan(m);
         break;
       case net::MessageType::kShutdown:
-        ++shut_down;
+        members->leave(h.sender);
         break;
       default:
         ++dropped;
@@ -447,42 +320,32 @@ void PsServer::Impl::run() {
   auto last_message = std::chrono::steady_clock::now();
   try {
     while (!stopping) {
-      zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, std::chrono::milliseconds(100));
-      if (!(item.revents & ZMQ_POLLIN)) {
+      net::Inbound in;
+      if (!router->poll(Clock::now() + std::chrono::milliseconds(100), &in)) {
         if (std::chrono::steady_clock::now() - last_message > options.timeout) {
-          std::string missing;
-          for (int r = 0; r < options.workers; ++r)
-            if (!peers.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+          const std::string missing = members->missing();
           throw Timeout("ps: no message for " + std::to_string(options.timeout.count()) + " ms" +
                         (missing.empty() ? "" : " (workers not joined: " + missing + ")"));
         }
         continue;
       }
       last_message = std::chrono::steady_clock::now();
-      std::vector<zmq::message_t> parts;
-      while (true) {
-        zmq::message_t part;
-        if (!socket.recv(part, zmq::recv_flags::dontwait)) break;
-        parts.push_back(std::move(part));
-        if (!parts.back().more()) break;
-      }
-      if (parts.size() != 2) {
+      if (!in.ok()) {
         ++dropped;
-        log("dropped a message of " + std::to_string(parts.size()) + " frames");
+        log("dropped a message of " + std::to_string(in.parts + 1) + " frames");
         continue;
       }
-      const auto arrived = Clock::now();
-      received += parts[1].size();
-      const std::string peer = parts[0].to_string();
-      net::DecodeResult m = net::decode(parts[1].data(), parts[1].size(), limits);
+      const auto arrived = in.received;
+      received += in.size();
+      const std::string& peer = in.peer;
+      net::DecodeResult m = net::decode(in.data(), in.size(), limits);
       if (!m.ok()) {
         ++dropped;
         log("dropped a malformed message from " + who(peer) + ": " + m.error);
         continue;
       }
       handle(peer, m, arrived);
-      if (shut_down >= options.workers && store) {
+      if (members->all_left() && store) {
         done.set_value(store->snapshot());
         return;
       }
@@ -496,23 +359,15 @@ void PsServer::Impl::run() {
 PsServer::PsServer(const ServerOptions& options) : impl_(std::make_unique<Impl>()) {
   options.validate();
   impl_->options = options;
-  // Give queued replies up to 2 s to leave when the server closes.
-  impl_->socket.set(zmq::sockopt::linger, 2000);
-  impl_->socket.set(zmq::sockopt::router_mandatory, 1);
-  std::string addr = options.listen;
-  if (addr.size() > 2 && addr.compare(addr.size() - 2, 2, ":0") == 0)
-    addr.replace(addr.size() - 1, 1, "*");
-  try {
-    impl_->socket.bind(addr);
-  } catch (const zmq::error_t& e) {
-    throw Error("ps: cannot listen on " + options.listen + ": " + e.what());
-  }
-  impl_->endpoint = impl_->socket.get(zmq::sockopt::last_endpoint);
+  impl_->router = std::make_unique<net::ZmqRouter>(options.listen);
+  impl_->members = std::make_unique<Membership>(options.workers);
+  impl_->agreement = std::make_unique<PlanAgreement>(
+      options.workers, [impl = impl_.get()](const std::string& line) { impl->log(line); });
 }
 
 PsServer::~PsServer() { stop(); }
 
-const std::string& PsServer::endpoint() const { return impl_->endpoint; }
+const std::string& PsServer::endpoint() const { return impl_->router->endpoint(); }
 
 void PsServer::start() {
   if (impl_->thread.joinable()) return;

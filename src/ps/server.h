@@ -1,5 +1,5 @@
-// The parameter server process's core: a ZeroMQ ROUTER socket, owned by one I/O thread,
-// in front of a ParameterStore.
+// The parameter server process's core: a ZeroMQ ROUTER (net/zmq_router.h), owned by one
+// I/O thread, in front of a ParameterStore.
 //
 //   ServerOptions o;  o.listen = "tcp://127.0.0.1:0";  o.workers = 2;  o.model = "cnn";
 //   PsServer ps(o);                      // binds now: a port in use is a clear Error

@@ -21,6 +21,7 @@ struct ParameterStore::Unit {
 void StoreOptions::validate() const {
   if (workers < 1) throw InvalidInput("ps: workers must be at least 1");
   if (wait_timeout.count() <= 0) throw InvalidInput("ps: wait timeout must be positive");
+  if (!policy) throw InvalidInput("ps: no synchronisation policy");
   sgd.validate();
 }
 
@@ -67,12 +68,13 @@ void ParameterStore::pull(int first, int last, std::int64_t iteration, float* ou
   for (int i = first; i <= last; ++i) {
     Unit& u = *units_[static_cast<std::size_t>(i)];
     std::unique_lock<std::mutex> lock(u.mu);
-    if (!u.advanced.wait_until(lock, deadline, [&] { return u.version >= iteration; }))
+    const std::int64_t needed = options_.policy->version_needed(iteration);
+    if (!u.advanced.wait_until(lock, deadline, [&] { return u.version >= needed; }))
       throw Timeout("ps: pull of unit " + std::to_string(i) + " for iteration " +
                     std::to_string(iteration) + " timed out after " +
                     std::to_string(options_.wait_timeout.count()) + " ms (unit is at version " +
                     std::to_string(u.version) + ": a worker's push is missing)");
-    if (u.version != iteration)
+    if (!options_.policy->may_read(u.version, iteration))
       throw InvalidInput("ps: pull of unit " + std::to_string(i) + " for iteration " +
                          std::to_string(iteration) + ", but it is already at version " +
                          std::to_string(u.version));
@@ -84,7 +86,7 @@ void ParameterStore::pull(int first, int last, std::int64_t iteration, float* ou
 bool ParameterStore::ready(int first, int last, std::int64_t iteration) const {
   check_range(first, last);
   for (int i = first; i <= last; ++i)
-    if (version(i) < iteration) return false;
+    if (version(i) < options_.policy->version_needed(iteration)) return false;
   return true;
 }
 
@@ -113,19 +115,24 @@ std::vector<int> ParameterStore::push(int rank, int first, int last, std::int64_
     u.grads[static_cast<std::size_t>(rank)].assign(grads, grads + n);
     grads += n;
     u.received[static_cast<std::size_t>(rank)] = true;
-    if (++u.received_count < options_.workers) continue;
+    if (!options_.policy->update_due(++u.received_count, options_.workers)) continue;
 
-    // All N in: sum in rank order, average, apply.
-    std::vector<float>& sum = u.grads[0];
-    for (int r = 1; r < options_.workers; ++r) {
-      const std::vector<float>& g = u.grads[static_cast<std::size_t>(r)];
-      for (std::size_t k = 0; k < n; ++k) sum[k] += g[k];
+    // The update's pushes (BSP: all N) summed in rank order, averaged, applied.
+    std::vector<float>* sum = nullptr;
+    for (int r = 0; r < options_.workers; ++r) {
+      if (!u.received[static_cast<std::size_t>(r)]) continue;
+      std::vector<float>& g = u.grads[static_cast<std::size_t>(r)];
+      if (sum == nullptr) {
+        sum = &g;
+        continue;
+      }
+      for (std::size_t k = 0; k < n; ++k) (*sum)[k] += g[k];
     }
-    if (options_.workers > 1) {
-      const float inv = static_cast<float>(options_.workers);
-      for (std::size_t k = 0; k < n; ++k) sum[k] /= inv;
+    if (u.received_count > 1) {
+      const float count = static_cast<float>(u.received_count);
+      for (std::size_t k = 0; k < n; ++k) (*sum)[k] /= count;
     }
-    sgd_->step(i, u.params.data(), sum.data(), iteration);
+    sgd_->step(i, u.params.data(), sum->data(), iteration);
     ++u.version;
     u.received_count = 0;
     std::fill(u.received.begin(), u.received.end(), false);

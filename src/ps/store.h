@@ -8,11 +8,11 @@
 //   store.push(1, 0, 3, 0, grads1);                     // sum in rank order, average, SGD
 //   store.pull(0, 3, 1, buffer);                        // version 1 now
 //
-// Semantics (BSP): unit u is at version t once the updates of iterations 0..t-1 have been
-// applied. A pull of units a..b for iteration t waits until each of them is at version t,
-// unit by unit, so a segment is answered as soon as its own units are ready, never
-// waiting for the whole model. The gradients of the N workers for (u, t) are summed in
-// rank order, never arrival order, so results do not depend on timing.
+// Semantics (BSP, the policy of ps/sync_policy.h): unit u is at version t once the updates of
+// iterations 0..t-1 have been applied. A pull of units a..b for iteration t waits until each of
+// them is at version t, unit by unit, so a segment is answered as soon as its own units are ready,
+// never waiting for the whole model. The gradients of the N workers for (u, t) are summed in rank
+// order, never arrival order, so results do not depend on timing.
 //
 // Thread safety: every method may be called from any thread. Each unit has its own lock,
 // so pushes and pulls of different units proceed in parallel.
@@ -28,13 +28,15 @@
 #include <vector>
 
 #include "optim/sgd.h"
+#include "ps/sync_policy.h"
 
 namespace dynacomm::ps {
 
 struct StoreOptions {
   int workers = 1;
   optim::SgdOptions sgd;
-  std::chrono::milliseconds wait_timeout{30000};  // for a pull to become answerable
+  std::chrono::milliseconds wait_timeout{30000};     // for a pull to become answerable
+  std::shared_ptr<const SyncPolicy> policy = bsp();  // ps/sync_policy.h
 
   void validate() const;  // throws InvalidInput naming the option
 };

@@ -118,3 +118,29 @@ TEST(ParameterStore, ConcurrentWorkersMatchSequentialReference) {
 
 }  // namespace
 }  // namespace dynacomm::ps
+
+namespace dynacomm::ps {
+namespace {
+
+// The seam: a policy other than BSP decides when an update is due, and the store averages
+// the pushes it has (here the first of two workers' alone), never a stale buffer.
+struct FirstPushWins : BspPolicy {
+  bool update_due(int received, int) const override { return received >= 1; }
+};
+
+TEST(ParameterStore, ThePolicyDecidesWhenAnUpdateIsDue) {
+  StoreOptions o = options(2);
+  o.policy = std::make_shared<FirstPushWins>();
+  ParameterStore store(o, {{1.f}});
+  float g1 = 2, g0 = 4, out = 0;
+  EXPECT_EQ(store.push(1, 0, 0, 0, &g1), (std::vector<int>{0}));
+  store.pull(0, 0, 1, &out);
+  EXPECT_EQ(out, 0.f);  // 1 - 0.5 * 2
+  EXPECT_THROW(store.push(0, 0, 0, 0, &g0), InvalidInput) << "version 0 is closed";
+  EXPECT_EQ(store.push(0, 0, 0, 1, &g0), (std::vector<int>{0}));
+  store.pull(0, 0, 2, &out);
+  EXPECT_EQ(out, -2.f);  // 0 - 0.5 * 4: rank 1's old gradient is not in it
+}
+
+}  // namespace
+}  // namespace dynacomm::ps

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "plan/simulate.h"
+#include "plan/model/simulate.h"
 
 namespace dynacomm::report {
 

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "model/model.h"
-#include "plan/profile.h"
+#include "plan/model/profile.h"
 
 namespace dynacomm::train {
 

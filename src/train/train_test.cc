@@ -7,8 +7,8 @@
 
 #include "base/error.h"
 #include "data/fashion_mnist.h"
-#include "plan/planner.h"
-#include "plan/simulate.h"
+#include "plan/model/simulate.h"
+#include "plan/planners/planner.h"
 #include "report/run_folder.h"
 #include "train/local_training.h"
 #include "train/profiler.h"

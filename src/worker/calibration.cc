@@ -95,7 +95,7 @@ Calibrated Calibration::finish(std::int64_t it, StretchTracker& tracker, Estimat
   c.aggregation = plan::fit_aggregation(updates_);
   given.aggregation_ms = link.aggregation_ms = c.aggregation.ms;
   given.aggregation_ms_per_mb = link.aggregation_ms_per_mb = c.aggregation.ms_per_mb;
-  // Several workers whose compute differs (plan/duplex.h): this worker's unit times in the
+  // Several workers whose compute differs (plan/model/duplex.h): this worker's unit times in the
   // warm-up's iterations as factors on the profile, which the model of several workers
   // draws every worker's times from (the others taken to be like this one).
   c.planner = o_.planner;

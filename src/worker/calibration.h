@@ -1,6 +1,6 @@
 // The warm-up: what its iterations measured (every unit's compute, every transfer, the
-// PS's updates) and, at its end, the fits the first plans are made from (plan/link_fit.h,
-// plan/compute_stretch.h): the link, compute at idle-link speed, its stretch under busy
+// PS's updates) and, at its end, the fits the first plans are made from (plan/estimate/link_fit.h,
+// plan/estimate/compute_stretch.h): the link, compute at idle-link speed, its stretch under busy
 // links, the PS's aggregation, and the spread of this worker's compute. Training thread.
 #pragma once
 
@@ -8,11 +8,11 @@
 #include <map>
 #include <vector>
 
-#include "plan/compute_stretch.h"
-#include "plan/estimator.h"
-#include "plan/link_fit.h"
-#include "plan/planner.h"
-#include "plan/profile.h"
+#include "plan/estimate/compute_stretch.h"
+#include "plan/estimate/estimator.h"
+#include "plan/estimate/link_fit.h"
+#include "plan/model/profile.h"
+#include "plan/planners/planner.h"
 #include "worker/estimates.h"
 #include "worker/stretch_tracker.h"
 #include "worker/unit_times.h"

@@ -13,7 +13,6 @@
 namespace dynacomm::worker {
 
 namespace {
-constexpr double kUnpaced = 1e15;  // bit/s: latency only, the kernel paces the link
 Clock::duration ms(double x) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(x));
 }
@@ -31,13 +30,15 @@ double link_busy_ms(Clock::time_point ready, Clock::time_point arrived,
 }
 }  // namespace
 
-Comm::Comm(net::Connection& connection, model::Model& model, const CommOptions& options)
-    : conn_(connection),
-      model_(model),
+Comm::Comm(net::Transport& transport, model::Model& model, const CommOptions& options)
+    : model_(model),
       options_(options),
-      up_(options.up_bps > 0 ? options.up_bps : kUnpaced, options.latency_ms, 0),
-      down_(options.down_bps > 0 ? options.down_bps : kUnpaced, options.latency_ms, 0),
-      slowdown_(options.device_slowdown) {
+      slowdown_(options.device_slowdown),
+      latency_now_(options.latency_ms),
+      codec_(compress::make_compressor(options.compression)),
+      latency_ms_(options.latency_ms),
+      link_(transport, net::LinkEmulation{options.down_bps, options.up_bps, options.latency_ms,
+                                          options.extra_overhead_ms}) {
   const std::size_t n = static_cast<std::size_t>(model.num_units());
   if (options_.slicing.first_atom.size() != n + 1)
     throw Error("worker " + std::to_string(options_.rank) + ": the job's atoms describe " +
@@ -56,6 +57,7 @@ Comm::~Comm() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
+  wake();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -103,13 +105,17 @@ Comm::PullRound* Comm::round_of(std::int64_t iteration) {
   return nullptr;
 }
 
+// The atoms' encodings lie back to back (net/wire.h checked the payload's size).
 void Comm::write_params(const net::Message& m) {
-  const float* v = reinterpret_cast<const float*>(m.payload());
+  const std::uint8_t* at = m.payload();
+  std::vector<float> scratch;
   for (auto a = m.header.first_unit; a <= m.header.last_unit; ++a) {
     const plan::Atom& atom = slicing_.atoms[a];
+    const std::size_t size = codec_->encoded_bytes(atom.params);
+    const float* v = codec_->decode(at, size, atom.params, scratch);
     std::memcpy(model_.params(atom.unit) + atom.offset, v,
                 static_cast<std::size_t>(atom.params) * sizeof(float));
-    v += atom.params;
+    at += size;
   }
 }
 
@@ -138,6 +144,7 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, doubl
   next_push_ = 0;
   bytes_up_ = bytes_down_ = 0;
   acks_of_iteration_ = 0;
+  wake();  // the requests to send
 }
 
 void Comm::prefetch(std::int64_t iteration, const plan::Plan& plan) {
@@ -148,6 +155,7 @@ void Comm::prefetch(std::int64_t iteration, const plan::Plan& plan) {
                 std::to_string(iteration) + " during iteration " + std::to_string(iteration_) +
                 (plan.full_duplex ? "" : " with a phase-separated plan"));
   next_ = request_round(iteration, plan);
+  wake();
 }
 
 // Emulating a slower device: after each piece of compute, wait as long again times
@@ -166,17 +174,41 @@ void Comm::set_device_slowdown(double factor) {
   slowdown_.store(factor);
 }
 
+// A trace step's link change, applied by the comm thread (the emulation is its own). A
+// direction paced here keeps its rate when the change gives none (0: the kernel's).
 void Comm::set_link(double down_bps, double up_bps, double latency_ms) {
   if (!(down_bps >= 0) || !(up_bps >= 0) || !std::isfinite(down_bps) || !std::isfinite(up_bps) ||
       !(latency_ms >= 0) || !std::isfinite(latency_ms))
     throw InvalidInput("link change: bandwidths and latency must be finite and >= 0");
-  std::lock_guard<std::mutex> lock(mu_);
-  link_change_ = LinkChange{down_bps, up_bps, latency_ms};
+  latency_now_.store(latency_ms);
+  defer([this, down_bps, up_bps, latency_ms] {
+    net::LinkEmulation e = link_.link();
+    if (e.down_bps > 0 && down_bps > 0) e.down_bps = down_bps;
+    if (e.up_bps > 0 && up_bps > 0) e.up_bps = up_bps;
+    e.latency_ms = latency_ms;
+    link_.set_link(e);
+    std::lock_guard<std::mutex> lock(mu_);
+    latency_ms_ = latency_ms;
+  });
 }
 
-double Comm::latency_ms() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return link_change_ ? link_change_->latency_ms : options_.latency_ms;
+double Comm::latency_ms() const { return latency_now_.load(); }
+
+void Comm::defer(std::function<void()> call) {
+  {
+    std::lock_guard<std::mutex> lock(deferred_mu_);
+    deferred_.push_back(std::move(call));
+  }
+  wake();
+}
+
+void Comm::run_deferred() {
+  std::vector<std::function<void()>> calls;
+  {
+    std::lock_guard<std::mutex> lock(deferred_mu_);
+    calls.swap(deferred_);
+  }
+  for (auto& call : calls) call();
 }
 
 // The training thread's own work so far: its CPU time, plus the emulated slowdown's sleeps
@@ -222,7 +254,7 @@ void Comm::before_forward(int unit) {
           if (!current_.arrived[j]) return false;
         return true;
       }))
-    throw Timeout(where(unit) + ": parameters did not arrive from the PS at " + conn_.endpoint() +
+    throw Timeout(where(unit) + ": parameters did not arrive from the PS at " + link_.endpoint() +
                   " within " + std::to_string(options_.timeout.count()) + " ms");
   check_failed();
   gate_passed[static_cast<std::size_t>(unit)] = Clock::now();
@@ -235,12 +267,15 @@ void Comm::gradients_ready(int unit) {
   backward_mark_ = now;
   cpu_ready[static_cast<std::size_t>(unit)] = thread_cpu_ms();
   if (std::this_thread::get_id() != training_thread_) cpu_valid = false;
-  std::lock_guard<std::mutex> lock(mu_);
-  grads_ready[static_cast<std::size_t>(unit)] = now;
-  compute_so_far_ms_ = forward_compute_ms_ + ms_between(backward_start_, now);
-  for (int a = slicing_.first_atom[static_cast<std::size_t>(unit)]; a <= slicing_.last_atom(unit);
-       ++a)
-    ready_[static_cast<std::size_t>(a)] = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    grads_ready[static_cast<std::size_t>(unit)] = now;
+    compute_so_far_ms_ = forward_compute_ms_ + ms_between(backward_start_, now);
+    for (int a = slicing_.first_atom[static_cast<std::size_t>(unit)]; a <= slicing_.last_atom(unit);
+         ++a)
+      ready_[static_cast<std::size_t>(a)] = true;
+  }
+  wake();  // the pushes to build
 }
 
 std::optional<double> Comm::slowest_compute_factor(std::int64_t iteration) const {
@@ -275,16 +310,29 @@ void Comm::finish_iteration() {
   check_failed();
 }
 
-std::string Comm::agree_plans(std::string offer) {
+net::AgreedPlans Comm::agree_plans(const net::PlanOffer& plans) {
+  defer([this, offer = net::encode(plans)] {
+    std::int64_t iteration;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      iteration = iteration_;
+    }
+    link_.send(net::Header{net::MessageType::kPlans, options_.rank, iteration, 0, 0}, offer.data(),
+               offer.size());
+  });
   std::unique_lock<std::mutex> lock(mu_);
-  plans_offer_ = std::move(offer);
   if (!cv_.wait_for(lock, options_.timeout, [&] { return error_ || agreed_plans_.has_value(); }))
-    throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " + conn_.endpoint() +
+    throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " + link_.endpoint() +
                   " did not answer with the job's plans within " +
                   std::to_string(options_.timeout.count()) +
                   " ms (it waits for every worker's, made after its warm-up)");
   check_failed();
-  return *agreed_plans_;
+  try {
+    return net::decode_agreed_plans(agreed_plans_->data(), agreed_plans_->size());
+  } catch (const InvalidInput& e) {
+    throw Error("worker " + std::to_string(options_.rank) +
+                ": the job's plans from the PS: " + e.what());
+  }
 }
 
 std::vector<plan::TransferSample> Comm::take_aggregations() {
@@ -292,14 +340,28 @@ std::vector<plan::TransferSample> Comm::take_aggregations() {
   return std::exchange(aggregations_, {});
 }
 
-void Comm::report_replan(std::int64_t iteration, std::string report) {
-  std::lock_guard<std::mutex> lock(mu_);
-  replan_report_.emplace(iteration, std::move(report));  // replaces one not yet sent
+void Comm::report_replan(std::int64_t iteration, const net::ReplanReport& report) {
+  std::string text = net::encode(report);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    replan_report_.emplace(iteration, std::move(text));  // replaces one not yet sent
+  }
+  wake();
 }
 
-std::optional<std::string> Comm::take_job_replan() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return std::exchange(job_replan_, std::nullopt);
+std::optional<net::JobPlanChange> Comm::take_job_replan() {
+  std::optional<std::string> text;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    text = std::exchange(job_replan_, std::nullopt);
+  }
+  if (!text) return std::nullopt;
+  try {
+    return net::decode_job_plan_change(text->data(), text->size());
+  } catch (const InvalidInput& e) {
+    throw Error("worker " + std::to_string(options_.rank) +
+                ": the job's next plan from the PS: " + e.what());
+  }
 }
 
 void Comm::wait_for_acks() {
@@ -307,7 +369,7 @@ void Comm::wait_for_acks() {
   if (!cv_.wait_for(lock, options_.timeout, [&] {
         return error_ || acks_of_iteration_ >= static_cast<std::int64_t>(plan_.push.size());
       }))
-    throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " + conn_.endpoint() +
+    throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " + link_.endpoint() +
                   " did not acknowledge the pushes of iteration " + std::to_string(iteration_) +
                   " within " + std::to_string(options_.timeout.count()) + " ms");
   check_failed();
@@ -315,13 +377,14 @@ void Comm::wait_for_acks() {
 
 // A push has arrived at the PS when its ack left, less the PS's processing time; the ack's
 // own trip is the transport's (unemulated) one-way time.
-void Comm::on_ack(const net::Message& m, Clock::time_point received) {
+void Comm::on_ack(const net::Message& m) {
+  const Clock::time_point received = m.received;  // timed from the socket
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pushes_.find({m.header.iteration, m.header.first_unit});
   if (it == pushes_.end()) return;  // not ours to time (e.g. already timed)
   const PushInFlight p = it->second;
   pushes_.erase(it);
-  unacked_bytes_ -= p.bytes;
+  push_queue_.acked(p.bytes);
   // Arrived when the PS says (the ack may have queued on the downlink behind pull
   // replies), else when the ack left less the PS's processing and the one-way time.
   Clock::time_point done =
@@ -330,7 +393,7 @@ void Comm::on_ack(const net::Message& m, Clock::time_point received) {
   const double busy = link_busy_ms(  // the previous push of the iteration held the link
       p.start, done,
       last_ack_iteration_ == m.header.iteration ? std::optional(last_push_done_) : std::nullopt,
-      options_.latency_ms);
+      latency_ms_);
   link_events_.push_back({true, m.header.iteration, p.segment, p.bytes, p.start, done,
                           static_cast<double>(m.header.held_us) / 1000.0, busy});
   const net::UpdateReport u = net::get_update_report(m.payload());
@@ -370,22 +433,6 @@ std::optional<std::size_t> Comm::next_push_to_build(bool priority) const {
   return std::nullopt;
 }
 
-// Plan order: the queue's head. Priority: the oldest iteration's lowest segment, if the
-// credit allows it (or nothing is unacknowledged).
-std::optional<std::size_t> Comm::next_queued_to_send() const {
-  if (queued_.empty()) return std::nullopt;
-  if (queued_.front().credit_bytes == 0) return 0;
-  std::size_t pick = 0;
-  for (std::size_t i = 1; i < queued_.size(); ++i) {
-    const QueuedPush &q = queued_[i], &p = queued_[pick];
-    if (q.iteration < p.iteration || (q.iteration == p.iteration && q.first_atom < p.first_atom))
-      pick = i;
-  }
-  const QueuedPush& p = queued_[pick];
-  if (unacked_bytes_ > 0 && unacked_bytes_ + p.bytes > p.credit_bytes) return std::nullopt;
-  return pick;
-}
-
 void Comm::fetch_all(std::int64_t iteration) {
   const int last = slicing_.num_atoms() - 1;
   plan::Plan all{"fetch", {{0, last}}, {{0, last}}};
@@ -396,7 +443,7 @@ void Comm::fetch_all(std::int64_t iteration) {
   if (!cv_.wait_for(lock, options_.timeout, [&] { return error_ || current_.arrived[0]; }))
     throw Timeout("worker " + std::to_string(options_.rank) + ": final parameters (iteration " +
                   std::to_string(iteration) + ") did not arrive from the PS at " +
-                  conn_.endpoint());
+                  link_.endpoint());
   check_failed();
 }
 
@@ -406,6 +453,7 @@ void Comm::shutdown() {
     send_goodbye_ = true;
     goodbye_deadline_ = Clock::now() + options_.timeout;
   }
+  wake();
   if (thread_.joinable()) thread_.join();
   check_failed();
 }
@@ -418,20 +466,22 @@ std::pair<std::int64_t, std::int64_t> Comm::bytes_moved() const {
 void Comm::loop() {
   try {
     while (true) {
+      run_deferred();
       const auto now = Clock::now();
+      // Nothing is timed here but the goodbye's deadline: the link emulation wakes its
+      // own poll when a held frame is due.
+      auto until = now + std::chrono::milliseconds(100);
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (stop_) return;
-        apply_link_change();
-        queue_pull_requests(now);
+        queue_pull_requests();
         send_control();
         build_pushes();
         release_pushes(now);
         if (goodbye_done()) return;
       }
-      send_due_frames();
-      deliver_due();
-      receive(std::chrono::milliseconds(1));
+      net::Message m;
+      if (link_.poll(until, &m)) take(std::move(m));
     }
   } catch (...) {
     fail(std::current_exception());
@@ -440,43 +490,26 @@ void Comm::loop() {
 
 // The comm thread's steps; those named "under mu_" are called with it held.
 
-// Under mu_: a trace step's link change (shapers and latency are the comm thread's own).
-void Comm::apply_link_change() {
-  if (!link_change_) return;
-  if (options_.down_bps > 0 && link_change_->down_bps > 0) down_.set_rate(link_change_->down_bps);
-  if (options_.up_bps > 0 && link_change_->up_bps > 0) up_.set_rate(link_change_->up_bps);
-  down_.set_latency(link_change_->latency_ms);
-  up_.set_latency(link_change_->latency_ms);
-  options_.latency_ms = link_change_->latency_ms;
-  link_change_.reset();
-}
-
 // Under mu_: the pull requests asked for; they reach the PS one latency later.
-void Comm::queue_pull_requests(Clock::time_point now) {
+void Comm::queue_pull_requests() {
   for (const PullRequest& r : requests_) {
     net::Header h{net::MessageType::kPullRequest, options_.rank, r.iteration,
                   static_cast<std::uint32_t>(r.units.first),
                   static_cast<std::uint32_t>(r.units.last)};
     if (r.in_order) h.flags = net::kFlagInOrder;
-    outgoing_.emplace(now + ms(options_.latency_ms),  // after equal times: in order
-                      Outgoing{net::encode(h, nullptr, 0), r.iteration, r.segment});
+    const auto leaves = link_.send_timed(net::encode(h, nullptr, 0));
+    if (PullRound* round = round_of(r.iteration))
+      round->sent[static_cast<std::size_t>(r.segment)] = leaves;
   }
   requests_.clear();
 }
 
-// Under mu_: control traffic, not paced nor delayed by the emulation.
+// Under mu_: the re-planning report, control traffic (neither paced nor delayed).
 void Comm::send_control() {
-  if (plans_offer_) {
-    conn_.send_frame(
-        net::encode(net::Header{net::MessageType::kPlans, options_.rank, iteration_, 0, 0},
-                    plans_offer_->data(), plans_offer_->size()));
-    plans_offer_.reset();
-  }
   if (replan_report_) {
     const auto& [iteration, text] = *replan_report_;
-    conn_.send_frame(
-        net::encode(net::Header{net::MessageType::kReplan, options_.rank, iteration, 0, 0},
-                    text.data(), text.size()));
+    link_.send(net::Header{net::MessageType::kReplan, options_.rank, iteration, 0, 0}, text.data(),
+               text.size());
     replan_report_.reset();
   }
 }
@@ -490,14 +523,14 @@ void Comm::build_pushes() {
     // reused by the next backward pass), and the frame to ZeroMQ without another.
     std::int64_t bytes = 0;
     for (int a = s.first; a <= s.last; ++a)
-      bytes += slicing_.atoms[static_cast<std::size_t>(a)].params * 4;
+      bytes += static_cast<std::int64_t>(
+          codec_->encoded_bytes(slicing_.atoms[static_cast<std::size_t>(a)].params));
     std::string frame = net::make_frame(static_cast<std::size_t>(bytes));
-    char* at = &frame[net::kHeaderBytes];
+    auto* at = reinterpret_cast<std::uint8_t*>(&frame[net::kHeaderBytes]);
     for (int a = s.first; a <= s.last; ++a) {
       const plan::Atom& atom = slicing_.atoms[static_cast<std::size_t>(a)];
-      std::memcpy(at, model_.grads(atom.unit) + atom.offset,
-                  static_cast<std::size_t>(atom.params) * 4);
-      at += atom.params * 4;
+      codec_->encode(atom.unit, model_.grads(atom.unit) + atom.offset, atom.params, at);
+      at += codec_->encoded_bytes(atom.params);
     }
     net::Header h{net::MessageType::kPush, options_.rank, iteration_,
                   static_cast<std::uint32_t>(s.first), static_cast<std::uint32_t>(s.last)};
@@ -507,8 +540,8 @@ void Comm::build_pushes() {
     Barrier& b = barrier_[iteration_];
     b.own_ms = std::max(b.own_ms, compute_so_far_ms_);
     while (barrier_.size() > 16) barrier_.erase(barrier_.begin());
-    queued_.push_back({iteration_, static_cast<int>(*k), static_cast<std::uint32_t>(s.first), bytes,
-                       plan_.credit_bytes, std::move(frame)});
+    push_queue_.add({iteration_, static_cast<int>(*k), static_cast<std::uint32_t>(s.first), bytes,
+                     plan_.credit_bytes, std::move(frame)});
     bytes_up_ += bytes;
     push_built_[*k] = true;
     ++next_push_;
@@ -518,15 +551,9 @@ void Comm::build_pushes() {
 
 // Under mu_: queued pushes onto the (emulated) uplink, as the plan or the credit allows.
 void Comm::release_pushes(Clock::time_point now) {
-  while (const std::optional<std::size_t> i = next_queued_to_send()) {
-    QueuedPush q = std::move(queued_[*i]);
-    queued_.erase(queued_.begin() + static_cast<std::ptrdiff_t>(*i));
-    const auto extra =
-        static_cast<std::int64_t>(options_.extra_overhead_ms * up_.bandwidth_bps() / 8e3);
-    const auto delivered = up_.deliver_at(now, q.bytes + extra);
-    pushes_[{q.iteration, q.first_atom}] = PushInFlight{q.segment, q.bytes, now};
-    outgoing_.emplace(delivered, Outgoing{std::move(q.frame), -1, -1});
-    unacked_bytes_ += q.bytes;
+  while (std::optional<PushQueue::Push> q = push_queue_.next()) {
+    pushes_[{q->iteration, q->first_atom}] = PushInFlight{q->segment, q->bytes, now};
+    link_.send_timed(std::move(q->frame));  // paced by the emulated uplink
   }
 }
 
@@ -534,61 +561,56 @@ void Comm::release_pushes(Clock::time_point now) {
 bool Comm::goodbye_done() {
   // Goodbye only once the PS has acknowledged every push: on a slow link the last
   // pushes may still be in flight, and leaving would lose them.
-  if (send_goodbye_ && !queued_.empty() && Clock::now() > goodbye_deadline_)
+  if (send_goodbye_ && !push_queue_.empty() && Clock::now() > goodbye_deadline_)
     throw Timeout("worker " + std::to_string(options_.rank) + ": " +
-                  std::to_string(queued_.size()) + " push(es) could not leave: the PS at " +
-                  conn_.endpoint() + " did not acknowledge the ones before them within " +
+                  std::to_string(push_queue_.size()) + " push(es) could not leave: the PS at " +
+                  link_.endpoint() + " did not acknowledge the ones before them within " +
                   std::to_string(options_.timeout.count()) + " ms");
-  if (send_goodbye_ && outgoing_.empty() && queued_.empty() && !pushes_.empty() &&
+  if (send_goodbye_ && link_.idle() && push_queue_.empty() && !pushes_.empty() &&
       Clock::now() > goodbye_deadline_) {
     const auto& [key, p] = *pushes_.begin();
-    throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " + conn_.endpoint() +
+    throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " + link_.endpoint() +
                   " did not acknowledge " + std::to_string(pushes_.size()) +
                   " push(es), the first of iteration " + std::to_string(key.first) + " from unit " +
                   std::to_string(key.second) + ", within " +
                   std::to_string(options_.timeout.count()) + " ms");
   }
-  if (send_goodbye_ && outgoing_.empty() && queued_.empty() && pushes_.empty()) {
+  if (send_goodbye_ && link_.idle() && push_queue_.empty() && pushes_.empty()) {
     std::string bye =
         net::encode(net::Header{net::MessageType::kShutdown, options_.rank, 0, 0, 0}, nullptr, 0);
-    conn_.send_frame(std::move(bye));
+    link_.send(std::move(bye));
     return true;
   }
   return false;
 }
 
-void Comm::send_due_frames() {
-  // Hand due frames to the socket.
-  while (!outgoing_.empty() && outgoing_.begin()->first <= Clock::now()) {
-    conn_.send_frame(std::move(outgoing_.begin()->second.frame));
-    if (const Outgoing& o = outgoing_.begin()->second; o.pull_segment >= 0) {
+// A message the (emulated) link has delivered.
+void Comm::take(net::Message m) {
+  switch (m.header.type) {
+    case net::MessageType::kPushAck:
+      return on_ack(m);  // the credit comes back now
+    case net::MessageType::kPullReply: {
       std::lock_guard<std::mutex> lock(mu_);
-      if (PullRound* r = round_of(o.pull_iteration))
-        r->sent[static_cast<std::size_t>(o.pull_segment)] = Clock::now();
+      return on_pull_reply(std::move(m));
     }
-    outgoing_.erase(outgoing_.begin());
-  }
-}
-
-// Pull replies and acks whose emulated arrival time has come.
-void Comm::deliver_due() {
-  while (!incoming_.empty() && incoming_.front().deliver <= Clock::now()) {
-    net::Message m = std::move(incoming_.front().message);
-    const Clock::time_point delivered = incoming_.front().deliver;
-    const Clock::time_point received = incoming_.front().received;
-    incoming_.pop_front();
-    if (m.header.type == net::MessageType::kPushAck) {
-      on_ack(m, received);  // timed from the socket; the credit comes back now
-      continue;
+    case net::MessageType::kPlans:
+    case net::MessageType::kReplan: {
+      std::lock_guard<std::mutex> lock(mu_);
+      (m.header.type == net::MessageType::kPlans ? agreed_plans_ : job_replan_)
+          .emplace(reinterpret_cast<const char*>(m.payload()),
+                   static_cast<std::size_t>(m.header.payload_bytes));
+      cv_.notify_all();
+      return;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    on_pull_reply(std::move(m), delivered);
+    default:
+      return;  // nothing else is meant for a running worker
   }
 }
 
 // Under mu_: a pull reply of a round asked for: timed, then into the model (this
 // iteration's) or held (the next one's).
-void Comm::on_pull_reply(net::Message m, Clock::time_point delivered) {
+void Comm::on_pull_reply(net::Message m) {
+  const Clock::time_point delivered = m.delivered;
   PullRound* round = round_of(m.header.iteration);
   if (round == nullptr) return;  // not asked for (any more): nothing to do with it
   const int seg = round->segment_of_atom[m.header.first_unit];
@@ -618,7 +640,7 @@ void Comm::on_pull_reply(net::Message m, Clock::time_point delivered) {
       link_busy_ms(reached + ms(held_ms), delivered,
                    last_pull_delivered_ != Clock::time_point{} ? std::optional(last_pull_delivered_)
                                                                : std::nullopt,
-                   options_.latency_ms);
+                   latency_ms_);
   link_events_.push_back({false, round->iteration, seg,
                           static_cast<std::int64_t>(m.header.payload_bytes), sent, delivered,
                           held_ms, busy});
@@ -630,33 +652,6 @@ void Comm::on_pull_reply(net::Message m, Clock::time_point delivered) {
     next_.held.push_back(std::move(m));
   }
   cv_.notify_all();
-}
-
-// Waits up to `wait` for a message from the PS and takes it in.
-void Comm::receive(std::chrono::milliseconds wait) {
-  net::Message m;
-  if (conn_.poll(wait, &m)) {
-    const auto now = Clock::now();
-    if (m.header.type == net::MessageType::kPushAck) {
-      // An ack crosses the emulated downlink like a reply, behind the replies before
-      // it, and takes the latency: the push credit comes back as on a real link.
-      incoming_.push_back({down_.deliver_at(now, 0), now, std::move(m)});
-      return;
-    }
-    if (m.header.type == net::MessageType::kPlans || m.header.type == net::MessageType::kReplan) {
-      std::lock_guard<std::mutex> lock(mu_);
-      (m.header.type == net::MessageType::kPlans ? agreed_plans_ : job_replan_)
-          .emplace(reinterpret_cast<const char*>(m.payload()),
-                   static_cast<std::size_t>(m.header.payload_bytes));
-      cv_.notify_all();
-      return;
-    }
-    if (m.header.type != net::MessageType::kPullReply) return;
-    const auto bytes = static_cast<std::int64_t>(m.header.payload_bytes);
-    const auto extra =
-        static_cast<std::int64_t>(options_.extra_overhead_ms * down_.bandwidth_bps() / 8e3);
-    incoming_.push_back({down_.deliver_at(now, bytes + extra), now, std::move(m)});
-  }
 }
 
 }  // namespace dynacomm::worker

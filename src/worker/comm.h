@@ -6,18 +6,23 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "base/thread_annotations.h"
+#include "compress/compressor.h"
 #include "model/model.h"
-#include "net/connection.h"
-#include "net/shaper.h"
-#include "plan/link_fit.h"
-#include "plan/plan.h"
-#include "plan/slicing.h"
+#include "net/job_protocol.h"
+#include "net/shaped_transport.h"
+#include "net/transport.h"
+#include "plan/estimate/link_fit.h"
+#include "plan/model/plan.h"
+#include "plan/model/slicing.h"
+#include "worker/push_queue.h"
 
 namespace dynacomm::worker {
 
@@ -37,15 +42,20 @@ struct CommOptions {
   std::optional<double> ps_clock_offset_ms;
   double device_slowdown = 1;  // >= 1: each unit's compute is stretched by this factor
   std::chrono::milliseconds timeout{60000};
-  // The job's atoms (plan/slicing.h): what messages and plans index; required.
+  // The job's atoms (plan/model/slicing.h): what messages and plans index; required.
   plan::Slicing slicing;
+  std::string compression = "none";  // the codec of pushes and pulls (compress/compressor.h)
 };
 
-// Owns the connection once started. Training-thread calls: begin_iteration, the
-// observer callbacks (via the model), finish_iteration, fetch_all, stop.
+// Owns the transport once started: the communication thread alone sends and receives,
+// through the link emulation (net/shaped_transport.h) over it. The thread sleeps in the
+// transport's poll until a message comes, the emulated link releases a frame, or another
+// thread hands it work (state under mu_ plus a wake-up, or a deferred call): no polling.
+// Training-thread calls: begin_iteration, the observer callbacks (via the model),
+// finish_iteration, fetch_all, stop.
 class Comm : public model::UnitObserver {
  public:
-  Comm(net::Connection& connection, model::Model& model, const CommOptions& options);
+  Comm(net::Transport& transport, model::Model& model, const CommOptions& options);
   ~Comm() override;
 
   void start();
@@ -70,17 +80,16 @@ class Comm : public model::UnitObserver {
   // Waits until the PS has acknowledged every push of this iteration (warm-up only: it
   // makes every transfer's timing available before planning).
   void wait_for_acks();
-  // The job's full-duplex plans (ps/server.h): offers this worker's (JSON, {"plans":
-  // [{index, predicted_ms, plan}]}) and waits until the PS has everyone's and answers with
-  // the job's (the same shape, each entry with the rank whose plan it is). Timeout naming
-  // the wait; the PS's refusal as an Error.
-  std::string agree_plans(std::string offer);
-  // Re-planning the job's plan together (ps/server.h): sends this worker's report on it,
-  // made in `iteration` (JSON, {"current_ms", "proposal": {"predicted_ms", "plan"} or
-  // null}), without waiting, and hands over the PS's latest change of the job's plan
-  // ({"plan", "from_iteration", ...}) once, when one has come.
-  void report_replan(std::int64_t iteration, std::string report);
-  std::optional<std::string> take_job_replan();
+  // The job's full-duplex plans (ps/agreement.h): offers this worker's and waits until
+  // the PS has everyone's and answers with the job's. Timeout naming the wait; the PS's
+  // refusal, or an answer that is not the job's plans, as an Error.
+  net::AgreedPlans agree_plans(const net::PlanOffer& offer);
+  // Re-planning the job's plan together (ps/agreement.h): sends this worker's report on
+  // it, made in `iteration`, without waiting (a report not yet sent is replaced), and
+  // hands over the PS's latest change of the job's plan once, when one has come (Error
+  // when it is not one).
+  void report_replan(std::int64_t iteration, const net::ReplanReport& report);
+  std::optional<net::JobPlanChange> take_job_replan();
   // Pulls every unit at version `iteration` into the model and waits for it.
   void fetch_all(std::int64_t iteration);
   // Sends goodbye once everything queued has left and the PS has acknowledged every
@@ -137,61 +146,73 @@ class Comm : public model::UnitObserver {
 
  private:
   void loop();
+  // Runs `call` on the communication thread at its next turn (any thread), in order.
+  void defer(std::function<void()> call);
+  void run_deferred();
+  void wake() { link_.wake(); }
   // The loop's steps (comm.cc says which run under mu_).
-  void apply_link_change();
-  void queue_pull_requests(Clock::time_point now);
+  void queue_pull_requests();
   void send_control();
   void build_pushes();
   void release_pushes(Clock::time_point now);
   bool goodbye_done();
-  void send_due_frames();
-  void deliver_due();
-  void on_pull_reply(net::Message m, Clock::time_point delivered);
-  void receive(std::chrono::milliseconds wait);
+  void take(net::Message m);  // a message the (emulated) link delivered
+  void on_pull_reply(net::Message m);
   void fail(std::exception_ptr e);
   void check_failed();  // rethrows the comm thread's error on the training thread
   std::string where(int unit) const;
 
-  net::Connection& conn_;
+  // Set at construction, then read by both threads.
   model::Model& model_;
-  CommOptions options_;
-  net::LinkShaper up_, down_;
-  struct LinkChange {
-    double down_bps, up_bps, latency_ms;
-  };
-  std::optional<LinkChange> link_change_;  // under mu_; applied by the comm thread
-  std::atomic<double> slowdown_;
+  const CommOptions options_;
+  const plan::Slicing& slicing_ = options_.slicing;
+
+  // The training thread's own (the marks' bookkeeping and the emulated slowdown).
   Clock::time_point backward_mark_{};  // end of the previous unit's backward (emulation)
   std::thread::id training_thread_;    // the thread of the forward pass's marks
-  // This iteration's compute so far (training thread): the forward pass's units without
-  // their waits at the gates, and when the backward pass began.
+  // This iteration's compute so far: the forward pass's units without their waits at the
+  // gates, and when the backward pass began.
   double forward_compute_ms_ = 0;
   Clock::time_point backward_start_{};
   void stretch(Clock::time_point since);  // sleeps (slowdown - 1) x (now - since)
-  double slept_ms_ = 0;                   // by stretch, in all (training thread)
+  double slept_ms_ = 0;                   // by stretch, in all
   double thread_cpu_ms() const;           // the training thread's CPU time + slept_ms_
 
+  // Any thread, without a lock.
+  std::atomic<double> slowdown_;
+  std::atomic<double> latency_now_;  // the latency as last set
+
+  // The communication thread's own: the transport with its emulated link, the codec.
+  std::unique_ptr<compress::Compressor> codec_;  // pushes encoded, pulls decoded
+  std::mutex deferred_mu_;
+  std::vector<std::function<void()>> deferred_ DYNACOMM_GUARDED_BY(deferred_mu_);
+
+  // Shared between the threads: everything below is read and written under mu_.
   mutable std::mutex mu_;
-  std::int64_t bytes_up_ = 0, bytes_down_ = 0;  // under mu_: this iteration's
   std::condition_variable cv_;
-  std::exception_ptr error_;
-  bool stop_ = false, send_goodbye_ = false;
-  std::optional<std::string> plans_offer_;                             // to send (comm thread)
-  std::optional<std::string> agreed_plans_;                            // the PS's answer
-  std::optional<std::pair<std::int64_t, std::string>> replan_report_;  // to send (comm thread)
-  std::optional<std::string> job_replan_;  // the PS's latest change, not yet taken
-  std::uint64_t last_update_ = 0;          // the PS's newest update reported so far
-  std::vector<plan::TransferSample> aggregations_;
+  double latency_ms_ DYNACOMM_GUARDED_BY(mu_);          // one way, as now emulated
+  net::ShapedTransport link_;                           // the comm thread's own (wake(): any)
+  std::int64_t bytes_up_ DYNACOMM_GUARDED_BY(mu_) = 0;  // this iteration's
+  std::int64_t bytes_down_ DYNACOMM_GUARDED_BY(mu_) = 0;
+  std::exception_ptr error_ DYNACOMM_GUARDED_BY(mu_);
+  bool stop_ DYNACOMM_GUARDED_BY(mu_) = false;
+  bool send_goodbye_ DYNACOMM_GUARDED_BY(mu_) = false;
+  Clock::time_point goodbye_deadline_ DYNACOMM_GUARDED_BY(mu_){};
+  std::optional<std::string> agreed_plans_ DYNACOMM_GUARDED_BY(mu_);  // the PS's answer
+  // To send (the comm thread), made in the iteration given.
+  std::optional<std::pair<std::int64_t, std::string>> replan_report_ DYNACOMM_GUARDED_BY(mu_);
+  std::optional<std::string> job_replan_ DYNACOMM_GUARDED_BY(mu_);  // the PS's, not yet taken
+  std::uint64_t last_update_ DYNACOMM_GUARDED_BY(mu_) = 0;  // the PS's newest update reported
+  std::vector<plan::TransferSample> aggregations_ DYNACOMM_GUARDED_BY(mu_);
   struct PullRequest {
     std::int64_t iteration;
     int segment;
     plan::Segment units;
     bool in_order;
   };
-  std::vector<PullRequest> requests_;  // to send, in order
-  Clock::time_point goodbye_deadline_{};
-  std::int64_t iteration_ = 0;
-  plan::Plan plan_;
+  std::vector<PullRequest> requests_ DYNACOMM_GUARDED_BY(mu_);  // to send, in order
+  std::int64_t iteration_ DYNACOMM_GUARDED_BY(mu_) = 0;
+  plan::Plan plan_ DYNACOMM_GUARDED_BY(mu_);
   // The pull requests of one iteration and what has come back.
   struct PullRound {
     std::int64_t iteration = -1;  // -1: none
@@ -201,63 +222,44 @@ class Comm : public model::UnitObserver {
     std::vector<Clock::time_point> sent;  // when each request left
     std::vector<net::Message> held;       // replies that came before the iteration began
   };
-  PullRound current_, next_;  // for iteration_ and (prefetched) iteration_ + 1
+  // For iteration_ and (prefetched) iteration_ + 1.
+  PullRound current_ DYNACOMM_GUARDED_BY(mu_), next_ DYNACOMM_GUARDED_BY(mu_);
   PullRound request_round(std::int64_t iteration, const plan::Plan& plan);  // queues them
   PullRound* round_of(std::int64_t iteration);
-  void write_params(const net::Message& m);  // into the model
-  const plan::Slicing& slicing_ = options_.slicing;
-  std::vector<bool> ready_;       // by atom: gradients of this iteration handed over
-  double compute_so_far_ms_ = 0;  // forward + backward up to the last gradients handed over
-  double predicted_ms_ = 0;       // this worker's prediction of the iteration (0: none)
+  void write_params(const net::Message& m);           // into the model
+  std::vector<bool> ready_ DYNACOMM_GUARDED_BY(mu_);  // by atom: this iteration's gradients in
+  // Forward + backward up to the last gradients handed over.
+  double compute_so_far_ms_ DYNACOMM_GUARDED_BY(mu_) = 0;
+  double predicted_ms_ DYNACOMM_GUARDED_BY(mu_) = 0;  // this worker's of the iteration (0: none)
   struct Barrier {
     double own_ms = 0;                // this worker's compute in the iteration (its last push's)
     double slowest_ms = 0;            // the slowest worker's, as the PS's replies reported it
     double slowest_predicted_ms = 0;  // the largest prediction of the iteration reported
   };
-  std::map<std::int64_t, Barrier> barrier_;  // by iteration, the last few
-  Clock::time_point last_pull_delivered_{};
-  std::vector<LinkEvent> link_events_;
+  std::map<std::int64_t, Barrier> barrier_ DYNACOMM_GUARDED_BY(mu_);  // by iteration, the last few
+  Clock::time_point last_pull_delivered_ DYNACOMM_GUARDED_BY(mu_){};
+  std::vector<LinkEvent> link_events_ DYNACOMM_GUARDED_BY(mu_);
   // Pushes: a segment's frame is built (its gradients copied) as soon as its gradients are
   // in, then queued; plan order sends the queue as it is, priority sends the lowest ready
   // segment the credit allows. Queued pushes of t may still leave during t+1's forward.
-  std::size_t next_push_ = 0;     // segments built (plan order: the next one to build)
-  std::vector<bool> push_built_;  // priority: by push segment
-  std::int64_t unacked_bytes_ = 0;
-  struct QueuedPush {
-    std::int64_t iteration;
-    int segment;
-    std::uint32_t first_atom;
-    std::int64_t bytes, credit_bytes;  // credit 0: plan order
-    std::string frame;
-  };
-  std::deque<QueuedPush> queued_;
+  std::size_t next_push_ DYNACOMM_GUARDED_BY(mu_) = 0;     // built (plan order: the next one)
+  std::vector<bool> push_built_ DYNACOMM_GUARDED_BY(mu_);  // priority: by push segment
+  PushQueue push_queue_ DYNACOMM_GUARDED_BY(mu_);
   std::optional<std::size_t> next_push_to_build(bool priority) const;
-  std::optional<std::size_t> next_queued_to_send() const;
   struct PushInFlight {
     int segment;
     std::int64_t bytes;
     Clock::time_point start;
   };
-  std::map<std::pair<std::int64_t, std::uint32_t>, PushInFlight> pushes_;  // (t, first unit)
+  // By (iteration, first atom).
+  std::map<std::pair<std::int64_t, std::uint32_t>, PushInFlight> pushes_ DYNACOMM_GUARDED_BY(mu_);
   // When the PS says a message arrived (its clock, wire arrived_us), on this clock; nullopt
   // without the clocks' offset or a stamp.
   std::optional<Clock::time_point> at_ps(std::uint64_t arrived_us) const;
-  std::int64_t acks_of_iteration_ = 0;  // acks received for iteration_
-  std::int64_t last_ack_iteration_ = -1;
-  Clock::time_point last_push_done_{};
-  struct Outgoing {
-    std::string frame;
-    std::int64_t pull_iteration;  // a pull request: its iteration and segment, else -1
-    int pull_segment;
-  };
-  std::multimap<Clock::time_point, Outgoing> outgoing_;  // release time -> frame
-  struct Incoming {
-    Clock::time_point deliver;   // the emulated arrival
-    Clock::time_point received;  // taken off the socket
-    net::Message message;
-  };
-  std::deque<Incoming> incoming_;
-  void on_ack(const net::Message& m, Clock::time_point received);
+  std::int64_t acks_of_iteration_ DYNACOMM_GUARDED_BY(mu_) = 0;  // acks received for iteration_
+  std::int64_t last_ack_iteration_ DYNACOMM_GUARDED_BY(mu_) = -1;
+  Clock::time_point last_push_done_ DYNACOMM_GUARDED_BY(mu_){};
+  void on_ack(const net::Message& m);
   std::thread thread_;
 };
 

@@ -1,12 +1,12 @@
-// The worker's online estimates (plan/estimator.h) and what they say now: the profile
+// The worker's online estimates (plan/estimate/estimator.h) and what they say now: the profile
 // and link a re-planning task plans for.
 #pragma once
 
 #include <cstddef>
 
-#include "plan/estimator.h"
-#include "plan/profile.h"
-#include "plan/replan.h"
+#include "plan/estimate/estimator.h"
+#include "plan/model/profile.h"
+#include "plan/replan/replan.h"
 
 namespace dynacomm::worker {
 

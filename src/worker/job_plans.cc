@@ -1,7 +1,7 @@
 #include "worker/job_plans.h"
 
 #include "base/error.h"
-#include "plan/simulate.h"
+#include "plan/model/simulate.h"
 
 namespace dynacomm::worker {
 
@@ -33,30 +33,21 @@ void agree_on_full_duplex_plans(Comm& comm, const WorkerOptions& o,
                                 const plan::PlannerOptions& planner, const plan::Slicing& slicing,
                                 std::vector<WorkerResult::PlanInfo>& plans,
                                 std::ostream& progress) {
-  nlohmann::json offer = {{"plans", nlohmann::json::array()}};
+  net::PlanOffer offer;
   for (std::size_t k = 0; k < plans.size(); ++k)
     if (plans[k].plan.full_duplex)
-      offer["plans"].push_back({{"index", k},
-                                {"predicted_ms", plans[k].predicted_ms},
-                                {"plan", plan::to_json(plans[k].plan)}});
+      offer.plans.push_back(
+          {static_cast<int>(k), plans[k].predicted_ms, plan::to_json(plans[k].plan).dump()});
   const std::string context = "worker " + std::to_string(o.rank) + ": the job's plans from the PS";
-  const nlohmann::json agreed =
-      nlohmann::json::parse(comm.agree_plans(offer.dump()), nullptr, false);
-  if (!agreed.is_object() || !agreed.contains("plans") || !agreed["plans"].is_array())
-    throw Error(context + ": not {\"plans\": [...]}");
-  for (const nlohmann::json& e : agreed["plans"]) {
-    if (!e.is_object() || !e.contains("index") || !e["index"].is_number_unsigned() ||
-        !e.contains("rank") || !e["rank"].is_number_integer() || !e.contains("plan") ||
-        !e["plan"].is_object())
-      throw Error(context + ": an entry without index, rank and plan: " + e.dump().substr(0, 200));
-    const auto k = e["index"].get<std::size_t>();
+  for (const net::AgreedPlans::Entry& e : comm.agree_plans(offer).plans) {
+    const auto k = static_cast<std::size_t>(e.index);
     if (k >= plans.size() || !plans[k].plan.full_duplex)
       throw Error(context + ": strategy " + std::to_string(k) +
                   " is not a full-duplex plan of this worker's");
-    const int from = e["rank"].get<int>();
+    const int from = e.rank;
     if (from == o.rank) continue;
     const plan::Plan p = plan_from_peer(
-        e["plan"], profile, slicing,
+        nlohmann::json::parse(e.plan), profile, slicing,
         context + ": rank " + std::to_string(from) + "'s plan for strategy " + std::to_string(k));
     if (!p.full_duplex || p.scheduler != plans[k].scheduler)
       throw Error(context + ": rank " + std::to_string(from) + "'s plan for strategy " +

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "plan/planner.h"
-#include "plan/slicing.h"
+#include "plan/model/slicing.h"
+#include "plan/planners/planner.h"
 #include "worker/comm.h"
 #include "worker/worker.h"
 

@@ -7,7 +7,7 @@
 
 namespace dynacomm::worker {
 
-Joined join_job(net::Connection& conn, const WorkerOptions& o, const JobShape& shape,
+Joined join_job(net::Transport& conn, const WorkerOptions& o, const JobShape& shape,
                 const std::vector<float>& initial_params) {
   const std::string hello = nlohmann::json{
       {"model", o.model},

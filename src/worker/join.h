@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "net/connection.h"
+#include "net/transport.h"
 #include "worker/worker.h"
 
 namespace dynacomm::worker {
@@ -26,7 +26,7 @@ struct JobShape {
 
 // Sends the hello five times (each waits for the welcome, Timeout naming the PS), then,
 // on rank 0, the initial parameters.
-Joined join_job(net::Connection& conn, const WorkerOptions& o, const JobShape& shape,
+Joined join_job(net::Transport& conn, const WorkerOptions& o, const JobShape& shape,
                 const std::vector<float>& initial_params);
 
 }  // namespace dynacomm::worker

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "plan/simulate.h"
+#include "plan/model/simulate.h"
 #include "worker/job_plans.h"
 
 namespace dynacomm::worker {
@@ -88,42 +89,30 @@ void Replanner::consider(std::int64_t it, const plan::ReplanDecision& d,
     return;
   }
   if (!(d.current_ms > 0) || !std::isfinite(d.current_ms)) return;
-  nlohmann::json report = {{"current_ms", d.current_ms}, {"proposal", nullptr}};
+  net::ReplanReport report{d.current_ms, std::nullopt};
   if (d.change && d.best_ms > 0 && std::isfinite(d.best_ms))
-    report["proposal"] = {
-        {"predicted_ms", d.best_ms}, {"plan", plan::to_json(d.plan)}, {"why", why}};
-  c_.comm.report_replan(it, report.dump());
+    report.proposal = net::ReplanReport::Proposal{d.best_ms, plan::to_json(d.plan).dump(), why};
+  c_.comm.report_replan(it, report);
 }
 
 // The PS's change of the job's plan: taken when it comes, adopted from its iteration on.
 void Replanner::follow_the_job(std::int64_t it, Change& change) {
   const std::string me = "worker " + std::to_string(c_.o.rank);
-  if (const std::optional<std::string> text = c_.comm.take_job_replan()) {
-    const std::string context = me + ": the job's next plan from the PS";
-    nlohmann::json c = nlohmann::json::parse(*text, nullptr, false);
-    if (!c.is_object() || !c.contains("plan") || !c.contains("from_iteration") ||
-        !c["from_iteration"].is_number_integer() || !c.contains("rank") ||
-        !c["rank"].is_number_integer() || !c.contains("predicted_ms") ||
-        !c["predicted_ms"].is_number() || !c.contains("current_ms") || !c["current_ms"].is_number())
-      throw Error(context + ": not {plan, from_iteration, rank, predicted_ms, current_ms}: " +
-                  text->substr(0, 200));
-    job_change_ = std::move(c);
-  }
-  if (!job_change_ || it < (*job_change_)["from_iteration"].get<std::int64_t>()) return;
-  const nlohmann::json& c = *job_change_;
-  const int from = c["rank"].get<int>();
+  if (std::optional<net::JobPlanChange> c = c_.comm.take_job_replan()) job_change_ = std::move(c);
+  if (!job_change_ || it < job_change_->from_iteration) return;
+  const net::JobPlanChange& c = *job_change_;
+  const int from = c.rank;
   plan::ReplanDecision d;
   d.change = true;
-  d.plan = plan_from_peer(c["plan"], c_.profile, c_.slicing,
+  d.plan = plan_from_peer(nlohmann::json::parse(c.plan), c_.profile, c_.slicing,
                           me + ": rank " + std::to_string(from) + "'s proposal for the job");
   if (!d.plan.full_duplex || d.plan.scheduler != c_.o.scheduler)
     throw Error(me + ": rank " + std::to_string(from) + "'s proposal for the job is '" +
                 d.plan.scheduler + "', not full-duplex '" + c_.o.scheduler + "'");
-  d.current_ms = c["current_ms"].get<double>();  // the proposer's predictions
-  d.best_ms = c["predicted_ms"].get<double>();
+  d.current_ms = c.current_ms;  // the proposer's predictions
+  d.best_ms = c.predicted_ms;
   const Replanned r = estimates_now();
-  const std::string why =
-      c.contains("why") && c["why"].is_string() ? c["why"].get<std::string>() : std::string();
+  const std::string why = c.why;
   adopt(it, d, r.profile, r.link,
         "the job's plan, proposed by rank " + std::to_string(from) +
             " (the slowest by its prediction)" + (why.empty() ? "" : ": " + why),

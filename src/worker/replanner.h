@@ -1,4 +1,4 @@
-// Re-planning while training runs (plan/replan.h), on the training thread at each
+// Re-planning while training runs (plan/replan/replan.h), on the training thread at each
 // iteration's start: dynamic (a task on another thread plans afresh from the online
 // estimates whenever the policy and the search cadence allow, and a plan predicted faster
 // by more than the threshold takes effect at the next boundary after it is done), epoch
@@ -11,15 +11,15 @@
 #include <atomic>
 #include <cstdint>
 #include <future>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "plan/replan.h"
-#include "plan/slicing.h"
-#include "plan/trace_file.h"
+#include "net/job_protocol.h"
+#include "plan/model/slicing.h"
+#include "plan/replan/replan.h"
+#include "plan/replan/trace_file.h"
 #include "worker/comm.h"
 #include "worker/estimates.h"
 #include "worker/run_log.h"
@@ -73,12 +73,12 @@ class Replanner {
   plan::ReplanMode mode_;
   plan::ReplanPolicy policy_;
   bool job_plan_ = false;
-  std::int64_t job_plan_from_ = 0;            // the job's plan in use runs from this iteration
-  std::optional<nlohmann::json> job_change_;  // the PS's next plan for the job, not yet due
-  std::int64_t replanning_from_ = 0;          // the iteration the task in flight started in
-  std::future<Replanned> replanning_;         // the task in flight, if any
-  plan::SearchCadence cadence_;               // when the next task may start
-  int oracle_row_ = -1;                       // the link row the oracle last planned for
+  std::int64_t job_plan_from_ = 0;                // the job's plan in use runs from this iteration
+  std::optional<net::JobPlanChange> job_change_;  // the PS's next plan for the job, not yet due
+  std::int64_t replanning_from_ = 0;              // the iteration the task in flight started in
+  std::future<Replanned> replanning_;             // the task in flight, if any
+  plan::SearchCadence cadence_;                   // when the next task may start
+  int oracle_row_ = -1;                           // the link row the oracle last planned for
   int current_plan_id_ = 0;
 };
 

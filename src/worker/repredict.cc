@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
-#include "plan/duplex.h"
-#include "plan/simulate.h"
+#include "plan/model/duplex.h"
+#include "plan/model/simulate.h"
 #include "worker/estimates.h"
 
 namespace dynacomm::worker {

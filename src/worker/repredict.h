@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "plan/estimator.h"
+#include "plan/estimate/estimator.h"
 #include "worker/calibration.h"
 #include "worker/comm.h"
 #include "worker/stretch_tracker.h"

@@ -1,4 +1,4 @@
-// Compute under a busy link (plan/compute_stretch.h), tracked while training runs.
+// Compute under a busy link (plan/estimate/compute_stretch.h), tracked while training runs.
 //
 // Every unit's span is kept with how long each link carried data during it, counted once
 // every transfer that could overlap it has ended: at its iteration's end in the warm-up
@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "plan/compute_stretch.h"
-#include "plan/profile.h"
+#include "plan/estimate/compute_stretch.h"
+#include "plan/model/profile.h"
 #include "worker/unit_times.h"
 
 namespace dynacomm::worker {

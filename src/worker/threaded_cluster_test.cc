@@ -1,5 +1,6 @@
 // The PS and real workers (the worker library, not the binary) as threads of this test
-// process, over TCP loopback: the pattern of gloo's BaseTest::spawn. Each thread's
+// process, over ZeroMQ inproc:// (one endpoint per job): the pattern of gloo's
+// BaseTest::spawn. Each thread's
 // exception is rethrown in the test. Seconds, not a process tree.
 #include <gtest/gtest.h>
 
@@ -8,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "plan/planner.h"
+#include "plan/planners/planner.h"
 #include "ps/server.h"
 #include "train/local_training.h"
 #include "worker/worker.h"
@@ -42,7 +43,9 @@ WorkerOptions short_job(const std::string& model, const std::string& scheduler) 
 // Runs a PS and `workers` workers as threads; returns worker 0's result. Rethrows the
 // first worker's (or the PS's) exception.
 WorkerResult run_job_result(const WorkerOptions& job, int workers) {
+  static int jobs = 0;
   ps::ServerOptions so;
+  so.listen = "inproc://threaded-cluster-" + std::to_string(++jobs);
   so.workers = workers;
   so.model = job.model;
   so.sgd = job_sgd();

@@ -15,7 +15,7 @@
 #include "data/fashion_mnist.h"
 #include "net/connection.h"
 #include "net/endpoint.h"
-#include "plan/simulate.h"
+#include "plan/model/simulate.h"
 #include "train/local_training.h"
 #include "worker/calibration.h"
 #include "worker/comm.h"
@@ -297,7 +297,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   auto model =
       model::make_model({o.model, model::InputShape{1, train.rows, train.cols}, 10, o.seed});
   const int n_units = model->num_units();
-  // The job's atoms (plan/slicing.h): whole units, or pieces that every sliced scheduler
+  // The job's atoms (plan/model/slicing.h): whole units, or pieces that every sliced scheduler
   // in use can be expressed in. Messages, the PS's store and plans at run time index them.
   plan::ModelProfile profile = unit_profile(o, *model, train);
   const plan::Slicing slicing = plan::Slicing::make(

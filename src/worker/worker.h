@@ -8,7 +8,7 @@
 // soon as all its units are ready and the (emulated) uplink is free. A full-duplex plan
 // (dynacomm-fd, p3, bytescheduler) sends t+1's pull requests when t's backward starts;
 // replies that come before t+1 begins are held and written into the model then. Sliced
-// plans index atoms, pieces of units (plan/slicing.h); the job's atoms serve every
+// plans index atoms, pieces of units (plan/model/slicing.h); the job's atoms serve every
 // scheduler it runs.
 //
 // Links are emulated in user space (net/shaper.h): each direction is paced by a token
@@ -19,18 +19,19 @@
 // first, cold iteration's left out when there are more) and every transfer; they
 // alternate the `sequential` plan (one segment per direction) and the `layerwise` one
 // (one per unit), so transfers of very different sizes are seen and the link's
-// per-transmission overhead (and bandwidth) can be fitted (plan/link_fit.h). Then
+// per-transmission overhead (and bandwidth) can be fitted (plan/estimate/link_fit.h). Then
 // the chosen scheduler plans from those measurements, with the given bandwidths and the
 // measured overheads, and the plan is swapped at that iteration boundary.
 //
-// Re-planning (plan/replan.h): from then on every iteration's unit times and transfers
-// feed online estimators (plan/estimator.h); with `replan` dynamic, at most every
+// Re-planning (plan/replan/replan.h): from then on every iteration's unit times and transfers
+// feed online estimators (plan/estimate/estimator.h); with `replan` dynamic, at most every
 // `min_interval` iterations (and no sooner than four times the last task's duration
 // after it ended) a task on another thread re-estimates, plans afresh and compares; a plan
 // predicted faster by more than the threshold takes effect at the next iteration boundary after the
 // task is done. The PS serves any segmentation at any time, so nothing else has to agree. Link and
-// device traces (plan/trace_file.h) are replayed on a thread of their own against the emulation
-// (under --net netns the launcher changes the tbf rates; the worker still applies the latency).
+// device traces (plan/replan/trace_file.h) are replayed on a thread of their own against the
+// emulation (under --net netns the launcher changes the tbf rates; the worker still applies the
+// latency).
 #pragma once
 
 #include <chrono>
@@ -42,13 +43,13 @@
 
 #include "data/partition.h"
 #include "optim/sgd.h"
-#include "plan/compute_stretch.h"
-#include "plan/estimator.h"
-#include "plan/link_fit.h"
-#include "plan/planner.h"
-#include "plan/profile.h"
-#include "plan/replan.h"
-#include "plan/trace_file.h"
+#include "plan/estimate/compute_stretch.h"
+#include "plan/estimate/estimator.h"
+#include "plan/estimate/link_fit.h"
+#include "plan/model/profile.h"
+#include "plan/planners/planner.h"
+#include "plan/replan/replan.h"
+#include "plan/replan/trace_file.h"
 
 namespace dynacomm::worker {
 

@@ -8,7 +8,7 @@
 // first bucket (small) arrives early and the first forward can start soon.
 #include <cstdint>
 
-#include "plan/planner.h"
+#include "plan/planners/planner.h"
 
 namespace dynacomm::plan {
 

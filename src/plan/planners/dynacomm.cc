@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "plan/model/simulate.h"
 #include "plan/planners/local_rules.h"
-#include "plan/simulate.h"
 
 namespace dynacomm::plan {
 

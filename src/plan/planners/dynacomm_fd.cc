@@ -1,9 +1,9 @@
 // dynacomm-fd: the full-duplex, cross-iteration plan with the shortest predicted
-// steady-state period (plan/duplex.h; docs/full-duplex.md says what it is optimal over).
+// steady-state period (plan/model/duplex.h; docs/full-duplex.md says what it is optimal over).
 // Two families are searched, and the fastest plan kept (ties: the first found):
 //  - in pull order (the PS answers in the plan's order; pushes in backward order):
 //    plan_duplex's search over segmentations and pull orders, over whole units and over
-//    units cut into slices of each size in the options (plan/slicing.h) that leaves at
+//    units cut into slices of each size in the options (plan/model/slicing.h) that leaves at
 //    most 3 pieces per unit on average (the search grows with the pieces);
 //  - by priority (the ready piece lowest in the model goes first, both ways, with a
 //    credit of unacknowledged push bytes): every slice size in the options, each piece
@@ -25,9 +25,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "plan/duplex.h"
-#include "plan/planner.h"
-#include "plan/slicing.h"
+#include "plan/model/duplex.h"
+#include "plan/model/slicing.h"
+#include "plan/planners/planner.h"
 
 namespace dynacomm::plan {
 

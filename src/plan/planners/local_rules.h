@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "plan/planner.h"
+#include "plan/planners/planner.h"
 
 namespace dynacomm::plan::detail {
 

@@ -1,5 +1,5 @@
 // The two fixed strategies every comparison starts from.
-#include "plan/planner.h"
+#include "plan/planners/planner.h"
 
 namespace dynacomm::plan {
 

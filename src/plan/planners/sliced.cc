@@ -1,4 +1,4 @@
-// The peers that slice units (plan/slicing.h) and schedule by priority, full duplex:
+// The peers that slice units (plan/model/slicing.h) and schedule by priority, full duplex:
 //  - p3 (Jayarajan et al., "Priority-based Parameter Propagation", SysML 2019): every unit
 //    cut into slices of 40,000 parameters, each its own transmission both ways; the lowest
 //    layer's ready slice goes first, across iterations (the next iteration's pulls overlap
@@ -11,9 +11,9 @@
 //    planner searches credits of 1/2..16 partitions with the steady-state model.
 #include <cmath>
 
-#include "plan/planner.h"
-#include "plan/simulate.h"
-#include "plan/slicing.h"
+#include "plan/model/simulate.h"
+#include "plan/model/slicing.h"
+#include "plan/planners/planner.h"
 
 namespace dynacomm::plan {
 

@@ -1,0 +1,199 @@
+#include "cli/run_summary.h"
+
+#include "base/error.h"
+#include "plan/model/plan.h"
+#include "plan/model/profile.h"
+#include "worker/worker.h"
+
+namespace dynacomm::cli {
+
+namespace {
+nlohmann::json link_fit_json(const plan::LinkFit& f) {
+  return {{"overhead_ms", f.overhead_ms},
+          {"bandwidth_bps", f.bandwidth_fitted ? nlohmann::json(f.bandwidth_bps) : nullptr},
+          {"transfers", f.samples}};
+}
+nlohmann::json aggregation_json(const plan::AggregationFit& a) {
+  return {{"ms", a.ms}, {"ms_per_mb", a.ms_per_mb}, {"samples", a.samples}};
+}
+}  // namespace
+
+RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
+  std::int64_t up = 0, down = 0;
+  for (const auto& it : r.iterations) {
+    up += it.bytes_up;
+    down += it.bytes_down;
+  }
+  RunSummary s;
+  for (const auto& p : r.plans)
+    s.plans.push_back({p.id, p.scheduler, p.predicted_ms, p.predicted_final_ms, p.ideal_ms,
+                       p.ideal_final_ms, plan::to_json(p.plan)});
+  for (const auto& c : r.plan_changes)
+    s.plan_changes.push_back(
+        {c.iteration, c.plan_id, c.why, c.predicted_current_ms, c.predicted_best_ms});
+  s.scheduler = job.scheduler;
+  s.model = job.model;
+  s.replan = job.replan;
+  s.workers = job.workers;
+  s.batch = job.batch;
+  s.iterations = static_cast<std::int64_t>(r.iterations.size());
+  s.iterations_per_epoch = r.steps_per_epoch;
+  s.bytes_up = up;
+  s.bytes_down = down;
+  s.median_iteration_ms = r.median_iteration_ms;
+  s.predicted_ms = r.predicted_ms;
+  s.predicted_sequential_ms = r.predicted_sequential_ms;
+  s.predicted_slowest_ms = r.predicted_slowest_ms;
+  s.test_accuracy = r.test_accuracy;
+  s.ideal_ms = r.ideal_ms;
+  s.device_slowdown = job.device_slowdown;
+  s.link = {{"down", job.down},
+            {"up", job.up.empty() ? job.down : job.up},
+            {"latency", job.latency},
+            {"emulation", job.net == "netns" ? "kernel tbf in network namespaces; latency in the "
+                                               "transport"
+                                             : "user-space token bucket + latency"}};
+  s.measured_link = {
+      {"transport_rtt_ms", r.transport_rtt_ms},
+      {"ps_clock_offset_ms",
+       r.ps_clock_offset_ms ? nlohmann::json(*r.ps_clock_offset_ms) : nlohmann::json()},
+      {"planned_down_bps", r.planned_link.down_bps},
+      {"planned_up_bps", r.planned_link.up_bps},
+      {"planned_overhead_down_ms", r.planned_link.overhead_down_ms},
+      {"planned_overhead_up_ms", r.planned_link.overhead_up_ms},
+      {"down", link_fit_json(r.measured_down)},
+      {"up", link_fit_json(r.measured_up)},
+      {"compute_stretch",
+       {{"down", r.compute_stretch.down},
+        {"up", r.compute_stretch.up},
+        {"idle_wall_per_cpu", r.compute_stretch.idle_wall_per_cpu},
+        {"fitted_down", r.compute_stretch.fitted_down},
+        {"fitted_up", r.compute_stretch.fitted_up},
+        {"spans", r.compute_stretch.spans}}},
+      {"aggregation", aggregation_json(r.aggregation)}};
+  s.plan = plan::to_json(r.plan);
+  s.final_estimates = {{"link", plan::to_json(r.final_link)},
+                       {"aggregation", aggregation_json(r.final_aggregation)},
+                       {"ideal_ms", r.ideal_final_ms},
+                       {"profile", plan::to_json(r.final_profile)}};
+  s.profile = plan::to_json(r.profile);
+  return s;
+}
+
+nlohmann::json to_json(const RunSummary::PlanChange& c) {
+  return {{"iteration", c.iteration},
+          {"plan_id", c.plan_id},
+          {"why", c.why},
+          {"predicted_current_ms", c.predicted_current_ms},
+          {"predicted_best_ms", c.predicted_best_ms}};
+}
+
+nlohmann::json to_json(const RunSummary& s) {
+  nlohmann::json plans = nlohmann::json::array();
+  for (const auto& p : s.plans)
+    plans.push_back({{"id", p.id},
+                     {"scheduler", p.scheduler},
+                     {"predicted_ms", p.predicted_ms},
+                     {"predicted_final_ms", p.predicted_final_ms},
+                     {"ideal_ms", p.ideal_ms},
+                     {"ideal_final_ms", p.ideal_final_ms},
+                     {"plan", p.plan}});
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& c : s.plan_changes) changes.push_back(to_json(c));
+  return {{"mode", "cluster"},
+          {"scheduler", s.scheduler},
+          {"model", s.model},
+          {"workers", s.workers},
+          {"batch", s.batch},
+          {"iterations", s.iterations},
+          {"iterations_per_epoch", s.iterations_per_epoch},
+          {"median_iteration_ms", s.median_iteration_ms},
+          {"predicted_ms", s.predicted_ms},
+          {"predicted_sequential_ms", s.predicted_sequential_ms},
+          {"predicted_slowest_ms", s.predicted_slowest_ms},
+          {"test_accuracy", s.test_accuracy},
+          {"bytes_up", s.bytes_up},
+          {"bytes_down", s.bytes_down},
+          {"link", s.link},
+          {"measured_link", s.measured_link},
+          {"plan", s.plan},
+          {"plans", plans},
+          {"replan", s.replan},
+          {"plan_changes", changes},
+          {"ideal_ms", s.ideal_ms},
+          {"final_estimates", s.final_estimates},
+          {"device_slowdown", s.device_slowdown},
+          {"profile", s.profile},
+          {"weights", "weights.bin: float32 little-endian, units in order"}};
+}
+
+namespace {
+const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end()) throw Error("summary.json: " + where + "no \"" + key + "\"");
+  return *it;
+}
+template <typename T>
+T get(const nlohmann::json& j, const char* key, const std::string& where = "") {
+  try {
+    return field(j, key, where).get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("summary.json: " + where + "\"" + key + "\": " + e.what());
+  }
+}
+}  // namespace
+
+RunSummary summary_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw Error("summary.json: not a JSON object");
+  RunSummary s;
+  s.scheduler = get<std::string>(j, "scheduler");
+  s.model = get<std::string>(j, "model");
+  s.replan = get<std::string>(j, "replan");
+  s.workers = get<int>(j, "workers");
+  s.batch = get<int>(j, "batch");
+  s.iterations = get<std::int64_t>(j, "iterations");
+  s.iterations_per_epoch = get<std::int64_t>(j, "iterations_per_epoch");
+  s.bytes_up = get<std::int64_t>(j, "bytes_up");
+  s.bytes_down = get<std::int64_t>(j, "bytes_down");
+  s.median_iteration_ms = get<double>(j, "median_iteration_ms");
+  s.predicted_ms = get<double>(j, "predicted_ms");
+  s.predicted_sequential_ms = get<double>(j, "predicted_sequential_ms");
+  s.predicted_slowest_ms = get<double>(j, "predicted_slowest_ms");
+  s.test_accuracy = get<double>(j, "test_accuracy");
+  s.ideal_ms = get<double>(j, "ideal_ms");
+  s.device_slowdown = get<double>(j, "device_slowdown");
+  for (const auto& p : field(j, "plans", "")) {
+    const std::string where = "a plan's ";
+    s.plans.push_back({get<int>(p, "id", where), get<std::string>(p, "scheduler", where),
+                       get<double>(p, "predicted_ms", where),
+                       get<double>(p, "predicted_final_ms", where),
+                       get<double>(p, "ideal_ms", where), get<double>(p, "ideal_final_ms", where),
+                       field(p, "plan", where)});
+  }
+  for (const auto& c : field(j, "plan_changes", "")) {
+    const std::string where = "a plan change's ";
+    s.plan_changes.push_back({get<std::int64_t>(c, "iteration", where),
+                              get<int>(c, "plan_id", where), get<std::string>(c, "why", where),
+                              get<double>(c, "predicted_current_ms", where),
+                              get<double>(c, "predicted_best_ms", where)});
+  }
+  s.link = field(j, "link", "");
+  s.measured_link = field(j, "measured_link", "");
+  s.plan = field(j, "plan", "");
+  s.final_estimates = field(j, "final_estimates", "");
+  s.profile = field(j, "profile", "");
+  return s;
+}
+
+std::int64_t RunSummary::params() const {
+  std::int64_t n = 0;
+  for (const auto& u : profile.value("units", nlohmann::json::array()))
+    n += u.value("params", std::int64_t{0});
+  return n;
+}
+
+std::size_t RunSummary::units() const {
+  return profile.value("units", nlohmann::json::array()).size();
+}
+
+}  // namespace dynacomm::cli

@@ -1,0 +1,183 @@
+#include "net/job_protocol.h"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+
+namespace dynacomm::net {
+
+namespace {
+using nlohmann::json;
+
+// Brackets outside strings, counted without parsing.
+void check_depth(const char* p, std::size_t size, const char* what) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < size; ++i) {
+    const char c = p[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw InvalidInput(std::string(what) + ": JSON nested deeper than " +
+                           std::to_string(kMaxJsonDepth));
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+json parse(const void* data, std::size_t size, const char* what) {
+  const auto* p = static_cast<const char*>(data);
+  check_depth(p, size, what);
+  json j = json::parse(p, p + size, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw InvalidInput(std::string(what) + ": not a JSON object");
+  return j;
+}
+
+const json& field(const json& o, const char* key, const char* what) {
+  auto it = o.find(key);
+  if (it == o.end()) throw InvalidInput(std::string(what) + ": no \"" + key + "\"");
+  return *it;
+}
+
+double positive(const json& o, const char* key, const char* what) {
+  const json& v = field(o, key, what);
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0))
+    throw InvalidInput(std::string(what) + ": \"" + key + "\" is not a number > 0");
+  return v.get<double>();
+}
+
+double finite(const json& o, const char* key, const char* what) {
+  const json& v = field(o, key, what);
+  if (!v.is_number() || !std::isfinite(v.get<double>()))
+    throw InvalidInput(std::string(what) + ": \"" + key + "\" is not a finite number");
+  return v.get<double>();
+}
+
+std::int64_t integer(const json& o, const char* key, const char* what, std::int64_t low,
+                     std::int64_t high) {
+  const json& v = field(o, key, what);
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 1ull << 62) ||
+      v.get<std::int64_t>() < low || v.get<std::int64_t>() > high)
+    throw InvalidInput(std::string(what) + ": \"" + key + "\" is not an integer in " +
+                       std::to_string(low) + ".." + std::to_string(high));
+  return v.get<std::int64_t>();
+}
+
+std::string plan_text(const json& o, const char* what) {
+  const json& v = field(o, "plan", what);
+  if (!v.is_object()) throw InvalidInput(std::string(what) + ": \"plan\" is not an object");
+  return v.dump();
+}
+
+std::string text(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const json& array(const json& o, const char* key, const char* what) {
+  const json& v = field(o, key, what);
+  if (!v.is_array()) throw InvalidInput(std::string(what) + ": \"" + key + "\" is not an array");
+  return v;
+}
+
+json plan_json(const std::string& plan) {
+  json p = json::parse(plan, nullptr, false);
+  return p.is_object() ? p : json::object();
+}
+
+constexpr std::int64_t kMaxIndex = 1 << 16, kMaxRank = 1 << 20;
+}  // namespace
+
+std::string encode(const PlanOffer& m) {
+  json j = {{"plans", json::array()}};
+  for (const auto& e : m.plans)
+    j["plans"].push_back(
+        {{"index", e.index}, {"predicted_ms", e.predicted_ms}, {"plan", plan_json(e.plan)}});
+  return j.dump();
+}
+
+std::string encode(const AgreedPlans& m) {
+  json j = {{"plans", json::array()}};
+  for (const auto& e : m.plans)
+    j["plans"].push_back({{"index", e.index},
+                          {"rank", e.rank},
+                          {"predicted_ms", e.predicted_ms},
+                          {"plan", plan_json(e.plan)}});
+  return j.dump();
+}
+
+std::string encode(const ReplanReport& m) {
+  json j = {{"current_ms", m.current_ms}, {"proposal", nullptr}};
+  if (m.proposal)
+    j["proposal"] = {{"predicted_ms", m.proposal->predicted_ms},
+                     {"plan", plan_json(m.proposal->plan)},
+                     {"why", m.proposal->why}};
+  return j.dump();
+}
+
+std::string encode(const JobPlanChange& m) {
+  return json{{"plan", plan_json(m.plan)},          {"predicted_ms", m.predicted_ms},
+              {"current_ms", m.current_ms},         {"rank", m.rank},
+              {"from_iteration", m.from_iteration}, {"why", m.why}}
+      .dump();
+}
+
+PlanOffer decode_plan_offer(const void* data, std::size_t size) {
+  const char* what = "plans offer";
+  const json j = parse(data, size, what);
+  PlanOffer m;
+  for (const json& e : array(j, "plans", what)) {
+    if (!e.is_object()) throw InvalidInput("plans offer: an entry is not an object");
+    m.plans.push_back({static_cast<int>(integer(e, "index", what, 0, kMaxIndex)),
+                       finite(e, "predicted_ms", what), plan_text(e, what)});
+  }
+  return m;
+}
+
+AgreedPlans decode_agreed_plans(const void* data, std::size_t size) {
+  const char* what = "the job's plans";
+  const json j = parse(data, size, what);
+  AgreedPlans m;
+  for (const json& e : array(j, "plans", what)) {
+    if (!e.is_object()) throw InvalidInput("the job's plans: an entry is not an object");
+    m.plans.push_back({static_cast<int>(integer(e, "index", what, 0, kMaxIndex)),
+                       static_cast<int>(integer(e, "rank", what, 0, kMaxRank)),
+                       finite(e, "predicted_ms", what), plan_text(e, what)});
+  }
+  return m;
+}
+
+ReplanReport decode_replan_report(const void* data, std::size_t size) {
+  const char* what = "replan report";
+  const json j = parse(data, size, what);
+  ReplanReport m;
+  m.current_ms = positive(j, "current_ms", what);
+  if (auto p = j.find("proposal"); p != j.end() && !p->is_null()) {
+    if (!p->is_object()) throw InvalidInput("replan report: \"proposal\" is not an object");
+    m.proposal = ReplanReport::Proposal{positive(*p, "predicted_ms", what), plan_text(*p, what),
+                                        text(*p, "why")};
+  }
+  return m;
+}
+
+JobPlanChange decode_job_plan_change(const void* data, std::size_t size) {
+  const char* what = "the job's plan change";
+  const json j = parse(data, size, what);
+  return {plan_text(j, what),
+          finite(j, "predicted_ms", what),
+          finite(j, "current_ms", what),
+          static_cast<int>(integer(j, "rank", what, 0, kMaxRank)),
+          integer(j, "from_iteration", what, 0, std::numeric_limits<std::int64_t>::max()),
+          text(j, "why")};
+}
+
+}  // namespace dynacomm::net

@@ -1,0 +1,23 @@
+#include "net/zmq_message.h"
+
+namespace dynacomm::net {
+
+zmq::context_t& zmq_context() {
+  static zmq::context_t context{1};
+  return context;
+}
+
+zmq::message_t owned_message(std::string&& bytes) {
+  auto* owner = new std::string(std::move(bytes));
+  return zmq::message_t(
+      owner->data(), owner->size(),
+      [](void*, void* hint) { delete static_cast<std::string*>(hint); }, owner);
+}
+
+std::chrono::milliseconds poll_timeout(std::chrono::steady_clock::time_point deadline) {
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return left.count() < 0 ? std::chrono::milliseconds(0) : left;
+}
+
+}  // namespace dynacomm::net

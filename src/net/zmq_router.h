@@ -1,0 +1,65 @@
+// The PS's side of the transport: one ZeroMQ ROUTER socket that every worker's DEALER
+// (net/connection.h) connects to, over tcp:// or inproc://. One thread owns it.
+//
+//   ZmqRouter router("tcp://127.0.0.1:0");          // binds now; port 0: a free one
+//   router.endpoint();                               // "tcp://127.0.0.1:41234"
+//   Inbound in;
+//   if (router.poll(Clock::now() + 100ms, &in) && in.ok()) decode(in.data(), in.size(), ...);
+//   router.send(in.peer, std::move(frame));         // false: that peer has gone
+//
+// A received frame is handed over without copying its bytes (a push's gradients go from
+// ZeroMQ's buffer into the store).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "net/transport.h"
+
+namespace zmq {
+class message_t;
+class socket_t;
+}  // namespace zmq
+
+namespace dynacomm::net {
+
+// One message from a peer: its routing id and its frame.
+struct Inbound {
+  Inbound();
+  ~Inbound();
+  Inbound(Inbound&&) noexcept;
+  Inbound& operator=(Inbound&&) noexcept;
+
+  std::string peer;       // the peer's routing id (opaque)
+  std::size_t parts = 0;  // ZeroMQ frames after the id; a valid message has exactly 1
+  Clock::time_point received{};
+  bool ok() const { return parts == 1; }
+  const std::uint8_t* data() const;  // the frame (when ok())
+  std::size_t size() const;
+
+ private:
+  friend class ZmqRouter;
+  std::unique_ptr<zmq::message_t> frame_;
+};
+
+class ZmqRouter {
+ public:
+  // Binds `listen` (port 0 of tcp://: a free port); Error naming the address otherwise.
+  explicit ZmqRouter(const std::string& listen);
+  ~ZmqRouter();
+  ZmqRouter(const ZmqRouter&) = delete;
+  ZmqRouter& operator=(const ZmqRouter&) = delete;
+
+  const std::string& endpoint() const { return endpoint_; }
+  // The next message, waiting until `deadline` at most; false when none came.
+  bool poll(Clock::time_point deadline, Inbound* out);
+  // Hands a frame to the peer; ZeroMQ takes it over without copying. False when the peer
+  // has disconnected (a worker that finished or died): nothing was sent.
+  bool send(const std::string& peer, std::string&& frame);
+
+ private:
+  std::unique_ptr<zmq::socket_t> socket_;
+  std::string endpoint_;
+};
+
+}  // namespace dynacomm::net

@@ -1,0 +1,84 @@
+#include "plan/estimate/link_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "base/error.h"
+#include "base/stats.h"
+
+namespace dynacomm::plan {
+
+namespace {
+
+void check(const std::vector<TransferSample>& samples) {
+  for (const auto& s : samples)
+    if (!(s.bytes >= 0) || !std::isfinite(s.ms) || !(s.weight > 0) || !std::isfinite(s.weight))
+      throw InvalidInput(
+          "link fit: a transfer sample has negative bytes, a non-finite time or "
+          "a non-positive weight");
+}
+
+}  // namespace
+
+double fit_overhead(const std::vector<TransferSample>& samples, double bps) {
+  check(samples);
+  if (samples.empty() || !(bps > 0)) return 0;
+  std::vector<std::pair<double, double>> residuals;
+  for (const auto& s : samples) residuals.emplace_back(s.ms - 8000.0 * s.bytes / bps, s.weight);
+  return std::max(0.0, weighted_median(std::move(residuals)));
+}
+
+double fit_bandwidth(const std::vector<TransferSample>& samples, double overhead_ms) {
+  check(samples);
+  std::vector<std::pair<double, double>> ms_per_byte;
+  for (const auto& s : samples)
+    if (s.bytes > 0 && s.ms > overhead_ms)
+      ms_per_byte.emplace_back((s.ms - overhead_ms) / s.bytes, s.weight * s.bytes);
+  if (ms_per_byte.empty()) return 0;
+  const double m = weighted_median(std::move(ms_per_byte));
+  return m > 0 ? 8000.0 / m : 0;
+}
+
+LinkFit fit_link(const std::vector<TransferSample>& samples, double fallback_bps,
+                 double min_spread) {
+  check(samples);
+  LinkFit f;
+  f.samples = samples.size();
+  double largest = 0;
+  for (const auto& s : samples) largest = std::max(largest, s.bytes);
+  std::vector<std::pair<double, double>> slopes;  // ms per byte, weight
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    for (std::size_t j = i + 1; j < samples.size(); ++j) {
+      const double dx = samples[j].bytes - samples[i].bytes;
+      if (std::abs(dx) < min_spread * largest || dx == 0) continue;
+      slopes.emplace_back((samples[j].ms - samples[i].ms) / dx,
+                          samples[i].weight * samples[j].weight);
+    }
+  if (slopes.size() >= 3) {
+    const double ms_per_byte = weighted_median(std::move(slopes));
+    if (ms_per_byte > 0) {
+      f.bandwidth_bps = 8000.0 / ms_per_byte;
+      f.bandwidth_fitted = true;
+    }
+  }
+  if (!f.bandwidth_fitted) f.bandwidth_bps = fallback_bps;
+  f.overhead_ms = fit_overhead(samples, f.bandwidth_bps);
+  return f;
+}
+
+AggregationFit fit_aggregation(const std::vector<TransferSample>& samples) {
+  AggregationFit a;
+  a.samples = samples.size();
+  const LinkFit line = fit_link(samples);  // no fallback: no slope, no "bandwidth"
+  if (line.bandwidth_fitted) {
+    a.ms = line.overhead_ms;
+    a.ms_per_mb = 8e9 / line.bandwidth_bps;
+  } else {
+    a.ms = fit_overhead(samples, std::numeric_limits<double>::infinity());  // the median
+  }
+  return a;
+}
+
+}  // namespace dynacomm::plan

@@ -1,0 +1,61 @@
+// What the PS decides about a job's full-duplex plans, as a pure state machine: no
+// sockets, no clock; the server feeds it the decoded messages (net/job_protocol.h) and
+// sends what it returns to every worker.
+//
+//   PlanAgreement a(/*workers=*/2, log);
+//   a.offer(0, offer0);                       // nullopt: waiting for rank 1's
+//   std::optional<AgreedPlans> p = a.offer(1, offer1);   // everyone's: the job's plans
+//   a.report(0, /*iteration=*/40, report0, /*newest=*/41);
+//   std::optional<JobPlanChange> c = a.report(1, 40, report1, 41);
+//
+// Agreeing: a full-duplex plan's releases wait for every worker's gradients, so workers
+// pushing in different orders stall each other. Once every worker has offered its plans,
+// the job runs for each strategy (index) the plan of the worker that predicted itself
+// slowest with it (ties: the lower rank): the one that sets the pace.
+//
+// Re-planning together: once every worker has reported on the plan in use (its
+// prediction of it, and a plan it proposes when its re-planning would change), the
+// slowest of them by that prediction decides: its proposal, if it made one, becomes every
+// worker's plan from three iterations past the newest the PS has seen (by then each worker
+// has the answer: it arrives before the parameters of the iteration before that, which
+// need gradients not yet pushed). A report made before the plan in use began is about the
+// one before, and ignored.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "net/job_protocol.h"
+
+namespace dynacomm::ps {
+
+class PlanAgreement {
+ public:
+  // log: one line per decision (which rank's plan each strategy runs, each report).
+  PlanAgreement(int workers, std::function<void(const std::string&)> log);
+
+  // Rank `rank`'s offer; the job's plans once it completes everyone's (once per job).
+  // InvalidInput: a second offer from the rank, or one after the agreement.
+  std::optional<net::AgreedPlans> offer(int rank, net::PlanOffer offer);
+  // Rank `rank`'s report made at `iteration`; newest: the highest iteration any pull or
+  // push named so far. The job's change of plan once the reports call for one.
+  // InvalidInput: before the plans were agreed.
+  std::optional<net::JobPlanChange> report(int rank, std::int64_t iteration,
+                                           net::ReplanReport report, std::int64_t newest);
+
+  bool agreed() const { return agreed_; }
+  std::int64_t plan_from() const { return plan_from_; }  // the plan in use runs from here
+
+ private:
+  int workers_;
+  std::function<void(const std::string&)> log_;
+  std::map<int, net::PlanOffer> offers_;  // until everyone's is in
+  bool agreed_ = false;
+  std::map<int, net::ReplanReport> reports_;  // on the plan in use
+  std::int64_t plan_from_ = 0;
+};
+
+}  // namespace dynacomm::ps
