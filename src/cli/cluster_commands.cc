@@ -40,6 +40,9 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option(
       "--out", f->out,
       "Run folder (rank 0 writes metrics.csv, summary.json, weights.bin; every rank its trace)");
+  // A worker on its own runs over the real network: nothing emulated unless asked (`train`
+  // passes its --net to the workers it starts).
+  f->job.net = "none";
   f->job.add_model_and_optimizer(cmd);
   f->job.add_worker_flags(cmd);
   cmd->callback([f]() {

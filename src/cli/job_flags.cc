@@ -70,8 +70,13 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   cmd->add_option("--test-samples", test_samples, "Evaluate on the first N test images (0: all)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
-  cmd->add_option("--scheduler", scheduler, "Strategy:\n" + plan::planner_help())
-      ->check(CLI::IsMember(plan::planner_names()))
+  std::vector<std::string> schedulers = plan::planner_names();
+  schedulers.insert(schedulers.begin(), plan::kAutoScheduler);
+  cmd->add_option("--scheduler", scheduler,
+                  "Strategy:\n  auto          every strategy below planned from the warm-up's "
+                  "measurements; the job runs the one predicted fastest\n" +
+                      plan::planner_help())
+      ->check(CLI::IsMember(schedulers))
       ->capture_default_str();
   cmd->add_option("--down", down, "Emulated downlink per worker, e.g. 100mbit")
       ->check(bandwidth_check())
@@ -92,8 +97,10 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
   cmd->add_option("--net", net,
                   "user: links emulated in user space (token bucket + latency); netns: shaped "
                   "by the kernel (tbf) in network namespaces, latency still added in the "
-                  "transport (needs root)")
-      ->check(CLI::IsMember({"user", "netns"}))
+                  "transport (needs root); none: the real network as it is, nothing added "
+                  "(--down/--up are then only the planner's first guess; the warm-up "
+                  "measures the link)")
+      ->check(CLI::IsMember({"user", "netns", "none"}))
       ->capture_default_str();
   cmd->add_option("--device-slowdown", device_slowdown,
                   "Emulation: stretch every unit's compute by this factor (>= 1) to mimic a "
@@ -232,9 +239,16 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.link.latency_ms = plan::parse_duration_ms(latency);
   o.extra_overhead_ms = plan::parse_duration_ms(extra_overhead);
   o.warmup = warmup;
-  if (net != "user" && net != "netns")
-    throw InvalidInput("--net '" + net + "': expected user or netns");
-  o.kernel_shaped = net == "netns";
+  if (net != "user" && net != "netns" && net != "none")
+    throw InvalidInput("--net '" + net + "': expected user, netns or none");
+  o.kernel_shaped = net != "user";  // the transport paces nothing
+  if (net == "none") {
+    if (!link_trace.empty())
+      throw InvalidInput(
+          "--link-trace replays changes of an emulated or kernel-shaped link; "
+          "with --net none the link is the real one");
+    o.link.latency_ms = 0;  // nothing added: the real link's own latency is measured
+  }
   o.device_slowdown = device_slowdown;
   o.rotation_block = rotation_block;
   std::stringstream names(rotation);

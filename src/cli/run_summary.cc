@@ -32,6 +32,7 @@ RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
     s.plan_changes.push_back(
         {c.iteration, c.plan_id, c.why, c.predicted_current_ms, c.predicted_best_ms});
   s.scheduler = job.scheduler;
+  s.scheduler_choice = r.scheduler_choice;
   s.model = job.model;
   s.replan = job.replan;
   s.workers = job.workers;
@@ -50,9 +51,10 @@ RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
   s.link = {{"down", job.down},
             {"up", job.up.empty() ? job.down : job.up},
             {"latency", job.latency},
-            {"emulation", job.net == "netns" ? "kernel tbf in network namespaces; latency in the "
-                                               "transport"
-                                             : "user-space token bucket + latency"}};
+            {"emulation", job.net == "netns"  ? "kernel tbf in network namespaces; latency in the "
+                                                "transport"
+                          : job.net == "none" ? "none: the real network"
+                                              : "user-space token bucket + latency"}};
   s.measured_link = {
       {"transport_rtt_ms", r.transport_rtt_ms},
       {"ps_clock_offset_ms",
@@ -102,6 +104,7 @@ nlohmann::json to_json(const RunSummary& s) {
   for (const auto& c : s.plan_changes) changes.push_back(to_json(c));
   return {{"mode", "cluster"},
           {"scheduler", s.scheduler},
+          {"scheduler_choice", s.scheduler_choice},
           {"model", s.model},
           {"workers", s.workers},
           {"batch", s.batch},
@@ -147,6 +150,7 @@ RunSummary summary_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw Error("summary.json: not a JSON object");
   RunSummary s;
   s.scheduler = get<std::string>(j, "scheduler");
+  s.scheduler_choice = get<std::string>(j, "scheduler_choice");
   s.model = get<std::string>(j, "model");
   s.replan = get<std::string>(j, "replan");
   s.workers = get<int>(j, "workers");
@@ -183,6 +187,10 @@ RunSummary summary_from_json(const nlohmann::json& j) {
   s.final_estimates = field(j, "final_estimates", "");
   s.profile = field(j, "profile", "");
   return s;
+}
+
+std::string RunSummary::strategy() const {
+  return plans.empty() ? scheduler : plans.front().scheduler;
 }
 
 std::int64_t RunSummary::params() const {

@@ -38,6 +38,7 @@ struct RunSummary {
   };
 
   std::string scheduler, model, replan;
+  std::string scheduler_choice;  // --scheduler auto: which strategy, and why
   int workers = 0, batch = 0;
   std::int64_t iterations = 0, iterations_per_epoch = 0;
   std::int64_t bytes_up = 0, bytes_down = 0;
@@ -52,6 +53,8 @@ struct RunSummary {
   nlohmann::json final_estimates;  // link, aggregation, ideal_ms, profile at the end
   nlohmann::json profile;          // the warm-up's per-unit profile
 
+  // The strategy the run used: the scheduler, or what auto chose.
+  std::string strategy() const;
   std::int64_t params() const;  // the profile's parameters, all units
   std::size_t units() const;
 };

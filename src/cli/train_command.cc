@@ -88,7 +88,9 @@ void run_cluster(const TrainFlags& f) {
   std::printf(
       "median iteration %.1f ms with %s (predicted %.1f ms); sequential would take %.1f ms "
       "(predicted): the plan is predicted %.2fx faster\n",
-      median, j.scheduler.c_str(), pred, seq, pred > 0 ? seq / pred : 0.0);
+      median, s.strategy().c_str(), pred, seq, pred > 0 ? seq / pred : 0.0);
+  if (!s.scheduler_choice.empty())
+    std::printf("--scheduler auto: %s\n", s.scheduler_choice.c_str());
   // Under BSP the slowest worker sets the pace; worker 0's own figures above are for its
   // link and device.
   if (const double slowest = s.predicted_slowest_ms; slowest > 1.05 * pred)

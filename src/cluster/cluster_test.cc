@@ -317,7 +317,7 @@ TEST_F(ClusterTest, WorkersReplanTheJobsFullDuplexPlanTogether) {
 // metrics.csv, summary.json and the trace), and learning is untouched: the weights equal a
 // run with the sequential plan bit for bit.
 TEST_F(ClusterTest, PlanFollowsALinkChangeAndTheWeightsStayTheSame) {
-  ASSERT_TRUE(step_up_and_reference(30, ""));
+  ASSERT_TRUE(step_up_and_reference(30, " --scheduler dynacomm"));
   const std::string replanned = dir_ + "/replanned", reference = dir_ + "/reference";
   const nlohmann::json summary = nlohmann::json::parse(read_file(replanned + "/summary.json"));
   ASSERT_GE(summary["plan_changes"].size(), 1u) << read_file(replanned + "/worker-0.log");

@@ -42,6 +42,8 @@ Replanner::~Replanner() {
 
 void Replanner::start(std::int64_t it, const plan::PlannerOptions& planner,
                       const plan::LinkProfile& link) {
+  if (c_.o.scheduler == plan::kAutoScheduler)  // re-planning refines the strategy auto chose
+    policy_ = plan::ReplanPolicy(c_.result.plans[0].scheduler, c_.o.planner, c_.o.replan_options);
   plan::PlannerOptions replanning = planner;  // searches with a smaller budget
   replanning.fd_max_evaluations = std::min(planner.fd_max_evaluations, kReplanSearchEvaluations);
   policy_.set_planner_options(replanning);
@@ -65,7 +67,7 @@ void Replanner::adopt(std::int64_t it, const plan::ReplanDecision& d, const plan
                       const plan::LinkProfile& l, const std::string& why, Change& change) {
   policy_.adopt(it, d.plan, p, l);
   current_plan_id_ = static_cast<int>(c_.result.plans.size()) + 1;
-  c_.result.plans.push_back({current_plan_id_, c_.o.scheduler, d.plan, d.best_ms, d.best_ms,
+  c_.result.plans.push_back({current_plan_id_, policy_.scheduler(), d.plan, d.best_ms, d.best_ms,
                              plan::ideal_ms(p, l, d.plan), 0});
   c_.result.plan_changes.push_back({it, current_plan_id_, why, d.current_ms, d.best_ms});
   change.why = why;
@@ -106,9 +108,9 @@ void Replanner::follow_the_job(std::int64_t it, Change& change) {
   d.change = true;
   d.plan = plan_from_peer(nlohmann::json::parse(c.plan), c_.profile, c_.slicing,
                           me + ": rank " + std::to_string(from) + "'s proposal for the job");
-  if (!d.plan.full_duplex || d.plan.scheduler != c_.o.scheduler)
+  if (!d.plan.full_duplex || d.plan.scheduler != policy_.scheduler())
     throw Error(me + ": rank " + std::to_string(from) + "'s proposal for the job is '" +
-                d.plan.scheduler + "', not full-duplex '" + c_.o.scheduler + "'");
+                d.plan.scheduler + "', not full-duplex '" + policy_.scheduler() + "'");
   d.current_ms = c.current_ms;  // the proposer's predictions
   d.best_ms = c.predicted_ms;
   const Replanned r = estimates_now();

@@ -4,6 +4,7 @@
 // exception is rethrown in the test. Seconds, not a process tree.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <exception>
 #include <sstream>
 #include <thread>
@@ -92,6 +93,27 @@ TEST(ThreadedCluster, EveryStrategyGivesBitIdenticalWeights) {
     if (s == "sequential") continue;
     EXPECT_TRUE(run_job(short_job("lenet5", s), 2) == reference) << s << " changed the weights";
   }
+}
+
+// --scheduler auto: both workers plan every strategy, agree through the PS on each one's
+// job-wide prediction, and run the one predicted fastest (the same on both, or the job's
+// full-duplex releases would stall); what it says lists the runners-up, each predicted no
+// faster. Learning is untouched: the weights equal the sequential plan's.
+TEST(ThreadedCluster, AutoRunsTheStrategyPredictedFastestForTheJob) {
+  const WorkerResult r = run_job_result(short_job("lenet5", "auto"), 2);
+  ASSERT_EQ(r.plans.size(), 1u);
+  const std::string chosen = r.plans[0].scheduler;
+  const std::vector<std::string> known = plan::planner_names();
+  EXPECT_NE(std::find(known.begin(), known.end(), chosen), known.end()) << chosen;
+  EXPECT_EQ(r.scheduler_choice.rfind(chosen + ", predicted ", 0), 0u) << r.scheduler_choice;
+  EXPECT_NE(r.scheduler_choice.find("the fastest of all 9 strategies"), std::string::npos);
+  std::vector<double> ms;  // the chosen one's, then the runners-up's, as stated
+  std::istringstream words(r.scheduler_choice);
+  for (std::string w, prev; words >> w; prev = w)
+    if (w == "ms" || w.rfind("ms,", 0) == 0) ms.push_back(std::stod(prev));
+  ASSERT_EQ(ms.size(), 4u) << r.scheduler_choice;
+  for (std::size_t i = 1; i < ms.size(); ++i) EXPECT_LE(ms[0], ms[i]) << r.scheduler_choice;
+  EXPECT_TRUE(r.final_weights == run_job(short_job("lenet5", "sequential"), 2));
 }
 
 // One worker through the PS equals training in one process, bit for bit.

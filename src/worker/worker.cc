@@ -31,6 +31,14 @@
 
 namespace dynacomm::worker {
 
+namespace {
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+}  // namespace
+
 void WorkerOptions::validate() const {
   if (ps.empty()) throw InvalidInput("worker: --ps is required");
   net::check_endpoint(ps, "worker: --ps");
@@ -48,6 +56,10 @@ void WorkerOptions::validate() const {
   if (!rotation.empty() && rotation_block < 1)
     throw InvalidInput("worker: the rotation block must be at least 1 iteration");
   const std::vector<std::string> known = plan::planner_names();
+  if (scheduler != plan::kAutoScheduler &&
+      std::find(known.begin(), known.end(), scheduler) == known.end())
+    throw InvalidInput("worker: unknown scheduler '" + scheduler + "' (known: auto, " +
+                       join(known) + ")");
   for (const auto& s : rotation)
     if (std::find(known.begin(), known.end(), s) == known.end())
       throw InvalidInput("worker: unknown scheduler '" + s +
@@ -288,6 +300,12 @@ void summarise(const WorkerOptions& o, const Estimators& est, const plan::ModelP
 
 }  // namespace
 
+std::vector<std::string> planned_schedulers(const WorkerOptions& o) {
+  if (!o.rotation.empty()) return o.rotation;
+  if (o.scheduler == plan::kAutoScheduler) return plan::planner_names();
+  return {o.scheduler};
+}
+
 WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   o.validate();
   const Clock::time_point started = Clock::now();
@@ -301,8 +319,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   // in use can be expressed in. Messages, the PS's store and plans at run time index them.
   plan::ModelProfile profile = unit_profile(o, *model, train);
   const plan::Slicing slicing = plan::Slicing::make(
-      profile, plan::common_atom_params(o.planner.slice_params(
-                   o.rotation.empty() ? std::vector<std::string>{o.scheduler} : o.rotation)));
+      profile, plan::common_atom_params(o.planner.slice_params(planned_schedulers(o))));
   const JobShape shape = job_shape(o, slicing, share.total);
 
   net::Connection conn(o.ps, net::WireLimits{shape.atom_bytes, o.workers - 1, 64 * 1024});
@@ -363,7 +380,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
           calibration.finish(it, tracker, estimators, rotation.compute, profile, given_link, link);
       link = c.link;
       planner = c.planner;
-      result.plans = first_plans(comm, o, profile, link, planner, slicing, progress);
+      result.plans =
+          first_plans(comm, o, profile, link, planner, slicing, progress, result.scheduler_choice);
       record_first_plans(o, c, profile, result);
       replanner.start(it, planner, link);
     }

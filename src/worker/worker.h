@@ -66,7 +66,10 @@ struct WorkerOptions {
   std::string data_dir;
   data::PartitionOptions partition;
   std::int64_t train_samples = 0, test_samples = 0;  // 0 = all
-  std::string scheduler = "dynacomm";
+  // A planner's name (plan/planners/planner.h), or "auto": after the warm-up every
+  // strategy is planned and predicted, and the job runs the one predicted fastest (with
+  // several workers: fastest for the slowest of them); re-planning then refines that one.
+  std::string scheduler = "auto";
   plan::PlannerOptions planner;
   plan::LinkProfile link{20e6, 20e6, 0, 0, 0};  // emulated link; overheads are measured
   double extra_overhead_ms = 0;                 // injected per message, for what-if studies
@@ -144,6 +147,8 @@ struct WorkerResult {
     double ideal_ms = 0, ideal_final_ms = 0;  // of the model the plan runs under
                                               // (phase-separated or full duplex)
   };
+  // --scheduler auto: which strategy was chosen, and why (empty otherwise).
+  std::string scheduler_choice;
   std::vector<PlanInfo> plans;  // every plan used after warm-up (the rotation's, or the
                                 // first and each re-plan's)
   struct PlanChange {
@@ -179,5 +184,9 @@ struct WorkerResult {
 // Joins the job (hello; rank 0 also sends the initial parameters), trains, and says
 // goodbye. Throws Timeout / Error naming the PS, unit and iteration on failure.
 WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress);
+
+// The strategies a worker plans after its warm-up: the rotation's, every planner's for
+// "auto", or the one scheduler.
+std::vector<std::string> planned_schedulers(const WorkerOptions& o);
 
 }  // namespace dynacomm::worker

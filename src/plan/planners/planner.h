@@ -66,6 +66,9 @@ struct PlannerInfo {
   const char* tuned_by = "";  // the PlannerOptions (and their flags) it reads
 };
 
+// Not a planner: every planner's plan predicted, the fastest run (worker/worker.h).
+constexpr const char* kAutoScheduler = "auto";
+
 // All planners, in the order they are reported (sequential first: the baseline).
 const std::vector<PlannerInfo>& planner_registry();
 std::vector<std::string> planner_names();
