@@ -161,10 +161,13 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
   // One display for the whole cluster: redrawn in place on a terminal, a line every 30 s
   // elsewhere.
   const bool interactive = ::isatty(STDERR_FILENO);
-  auto last_line = std::chrono::steady_clock::now();
+  const auto began = std::chrono::steady_clock::now();
+  auto last_line = began;
   std::size_t drawn = 0;
   auto show = [&](bool final) {
-    const std::string line = cluster::render_status(cluster::read_statuses(run_dir, j.workers));
+    const std::string line = cluster::render_status(
+        cluster::read_statuses(run_dir, j.workers),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     if (interactive) {
       std::fprintf(stderr, "\r%s%s", line.c_str(),
                    std::string(drawn > line.size() ? drawn - line.size() : 0, ' ').c_str());

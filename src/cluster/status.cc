@@ -10,8 +10,8 @@ std::vector<nlohmann::json> read_statuses(const std::string& run_dir, int worker
   std::vector<nlohmann::json> out;
   for (int r = 0; r < workers; ++r) {
     std::ifstream in(run_dir + "/status-worker" + std::to_string(r) + ".json");
-    nlohmann::json j = in ? nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false)
-                          : nlohmann::json();
+    nlohmann::json j =
+        in ? nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false) : nlohmann::json();
     out.push_back(j.is_object() ? j : nlohmann::json());
   }
   return out;
@@ -30,7 +30,19 @@ T field(const nlohmann::json& j, const char* key, T fallback) {
 }
 }  // namespace
 
-std::string render_status(const std::vector<nlohmann::json>& statuses) {
+namespace {
+std::string clock_text(double s) {  // "0:42", "1:02:05"
+  const long t = static_cast<long>(s + 0.5);
+  char b[32];
+  if (t >= 3600)
+    std::snprintf(b, sizeof b, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+  else
+    std::snprintf(b, sizeof b, "%ld:%02ld", t / 60, t % 60);
+  return b;
+}
+}  // namespace
+
+std::string render_status(const std::vector<nlohmann::json>& statuses, double elapsed_s) {
   std::int64_t it = -1, total = 0;
   int epoch = 0, epochs = 0;
   double rate = 0, up = 0, down = 0;
@@ -49,18 +61,26 @@ std::string render_status(const std::vector<nlohmann::json>& statuses) {
     rate += field<double>(s, "images_per_s", 0);
     up += field<double>(s, "bytes_up", 0);
     down += field<double>(s, "bytes_down", 0);
-    char l[24];
-    std::snprintf(l, sizeof l, "%s%.3f", losses.empty() ? "" : " ", field<double>(s, "loss", 0));
+    char l[40];
+    std::snprintf(l, sizeof l, "%sw%lld %.3f", losses.empty() ? "" : " ",
+                  static_cast<long long>(field<std::int64_t>(s, "rank", reporting - 1)),
+                  field<double>(s, "loss", 0));
     losses += l;
     const std::string p = field<std::string>(s, "phase", "");
     if (phase.empty() || p == "warm-up") phase = p;
   }
   if (reporting == 0) return "waiting for the workers to start";
+  std::string when;  // the time so far, and what is left at that pace
+  if (elapsed_s >= 0) {
+    when = "  " + clock_text(elapsed_s);
+    if (it > 0 && total > it) when += ", ~" + clock_text(elapsed_s / it * (total - it)) + " left";
+  }
   char line[320];
-  int n = std::snprintf(line, sizeof line,
-                        "it %lld/%lld  epoch %d/%d  loss %s  %.0f img/s  up %.1f MB  down %.1f MB",
-                        static_cast<long long>(it), static_cast<long long>(total), epoch, epochs,
-                        losses.c_str(), rate, up / 1e6, down / 1e6);
+  int n =
+      std::snprintf(line, sizeof line,
+                    "it %lld/%lld  epoch %d/%d%s  loss %s  %.0f img/s  up %.1f MB  down %.1f MB",
+                    static_cast<long long>(it), static_cast<long long>(total), epoch, epochs,
+                    when.c_str(), losses.c_str(), rate, up / 1e6, down / 1e6);
   std::string out(line, static_cast<std::size_t>(std::max(0, std::min<int>(n, sizeof line - 1))));
   const nlohmann::json& first = statuses.empty() ? nlohmann::json() : statuses[0];
   if (first.is_object()) {

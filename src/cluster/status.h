@@ -17,10 +17,12 @@ namespace dynacomm::cluster {
 // start-up or a foreign file, never a reason to fail).
 std::vector<nlohmann::json> read_statuses(const std::string& run_dir, int workers);
 
-// "it 120/469  epoch 1/1  loss 0.612 0.598  412 img/s  up 402.1 MB  down 402.1 MB
-//  plan 3 pull + 3 push segments  test acc 85.12%" - iteration and epoch of the slowest
-// worker, the loss of each, the sum of the rates and bytes, the plan of rank 0, and the
-// latest test accuracy (rank 0). "waiting for workers" before any status exists.
-std::string render_status(const std::vector<nlohmann::json>& statuses);
+// "it 120/469  epoch 1/1  0:42, ~2:02 left  loss w0 0.612 w1 0.598  412 img/s  up 402.1 MB
+//  down 402.1 MB  plan 3 pull + 3 push segments  test acc 85.12%" - iteration and epoch of
+// the slowest worker, the time since the job started (elapsed_s; < 0: not shown) and what
+// is left at the pace so far, each worker's loss, the sum of the rates and bytes, the plan
+// of rank 0, and the latest test accuracy (rank 0). "waiting for the workers to start"
+// before any status exists.
+std::string render_status(const std::vector<nlohmann::json>& statuses, double elapsed_s = -1);
 
 }  // namespace dynacomm::cluster
