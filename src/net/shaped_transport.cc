@@ -11,11 +11,6 @@ Clock::duration ms(double x) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(x));
 }
 
-MessageType frame_type(const std::string& frame) {
-  if (frame.size() < kHeaderBytes) return MessageType::kError;  // the peer refuses it
-  const auto* p = reinterpret_cast<const std::uint8_t*>(frame.data());
-  return static_cast<MessageType>(p[6] | (p[7] << 8));  // wire.h: type u16 at offset 6
-}
 }  // namespace
 
 ShapedTransport::ShapedTransport(Transport& inner, const LinkEmulation& link,

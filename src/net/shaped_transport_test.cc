@@ -20,8 +20,7 @@ class FakeTransport : public Transport {
   using Transport::send;
   void send(std::string&& frame) override {
     ASSERT_GE(frame.size(), kHeaderBytes);
-    const auto* p = reinterpret_cast<const std::uint8_t*>(frame.data());
-    sent.push_back({static_cast<MessageType>(p[6] | (p[7] << 8)), time_.now()});
+    sent.push_back({frame_type(frame), time_.now()});
   }
   bool poll(Clock::time_point, Message* out) override {
     if (inbound.empty()) return false;

@@ -54,6 +54,12 @@ const char* to_string(MessageType t) {
   return "unknown";
 }
 
+MessageType frame_type(const std::string& frame) {
+  if (frame.size() < kHeaderBytes) return MessageType::kError;
+  return static_cast<MessageType>(
+      get<std::uint16_t>(reinterpret_cast<const std::uint8_t*>(frame.data()) + 6));
+}
+
 std::uint32_t crc32(const void* data, std::size_t size) {
   uLong c = ::crc32(0L, Z_NULL, 0);
   const auto* p = static_cast<const Bytef*>(data);

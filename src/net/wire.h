@@ -138,6 +138,10 @@ void seal_frame(std::string& frame, Header header);
 // units' sizes, the payload's presence and its checksum.
 DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits);
 
+// The type of a frame this process encoded, read without validating it (for a transport
+// that treats messages by kind); kError for one shorter than a header.
+MessageType frame_type(const std::string& frame);
+
 std::uint32_t crc32(const void* data, std::size_t size);
 
 }  // namespace dynacomm::net

@@ -190,3 +190,17 @@ TEST(Wire, FuzzedInputsNeverPassUnchecked) {
 
 }  // namespace
 }  // namespace dynacomm::net
+
+namespace dynacomm::net {
+namespace {
+
+TEST(Wire, FrameTypeReadsAnEncodedFramesType) {
+  EXPECT_EQ(frame_type(encode(Header{MessageType::kPush, 1, 2, 0, 0}, "abcd", 4)),
+            MessageType::kPush);
+  EXPECT_EQ(frame_type(encode(Header{MessageType::kPullRequest, 1, 2, 0, 0}, nullptr, 0)),
+            MessageType::kPullRequest);
+  EXPECT_EQ(frame_type(std::string(10, 'x')), MessageType::kError) << "shorter than a header";
+}
+
+}  // namespace
+}  // namespace dynacomm::net
