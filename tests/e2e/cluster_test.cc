@@ -117,8 +117,8 @@ class ClusterTest : public ::testing::Test {
     const std::string trace = dir_ + "/" + name + ".csv";
     std::ofstream(trace) << "time_s,factor,worker\n" << rows;
     return run_dynacomm(name,
-                        "train --model lenet5 --batch 32 --train-samples 4000 --test-samples 100"
-                        " --latency 1ms " +
+                        "train --model lenet5 --scheduler dynacomm --batch 32 --train-samples 4000"
+                        " --test-samples 100 --latency 1ms " +
                             flags + " --device-slowdown-trace " + trace);
   }
   std::string dir_;
@@ -435,8 +435,8 @@ TEST_F(ClusterTest, EveryWorkerPlansForTheSlowestWorkersCompute) {
 TEST_F(ClusterTest, TheJobIsPredictedFromTheSlowestWorkersLink) {
   const std::string out = dir_ + "/slowlink";
   ASSERT_TRUE(run_dynacomm("slowlink",
-                           "train --model lenet5 --iterations 9 --batch 32 --train-samples 1000"
-                           " --test-samples 100 --down 1gbit --latency 1ms"
+                           "train --model lenet5 --scheduler dynacomm --iterations 9 --batch 32"
+                           " --train-samples 1000 --test-samples 100 --down 1gbit --latency 1ms"
                            " --link 1:4mbit,4mbit,1ms"));
   const nlohmann::json s = nlohmann::json::parse(read_file(out + "/summary.json"));
   const double measured = s["median_iteration_ms"], own = s["predicted_ms"],
