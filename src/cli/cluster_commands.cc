@@ -57,6 +57,7 @@ void add_worker_command(CLI::App& app) {
     report::RunFolder run(f->out);
     worker::write_metrics_csv(run, r);
     run.write_floats("weights.bin", r.final_weights);
+    if (r.rotation_log) run.write_json("rotation.json", to_json(*r.rotation_log));
     run.write_json("summary.json", to_json(make_summary(f->job, r)));
   });
 }

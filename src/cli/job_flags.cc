@@ -125,7 +125,7 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
       ->capture_default_str();
   cmd->add_option("--link-trace", link_trace,
                   "Replay this link trace while training runs (CSV time_s,down,up,latency"
-                  "[,worker]; see traces/)");
+                  "[,worker], or iteration,down,up,latency[,worker]; see traces/)");
   cmd->add_option("--device-slowdown-trace", device_slowdown_trace,
                   "Replay this device slowdown trace (CSV time_s,factor[,worker])");
   cmd->add_option("--trace-origin-ms", trace_origin_ms,
@@ -260,6 +260,10 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.replan_options.min_interval = replan_interval;
   try {
     if (!link_trace.empty()) o.link_trace = plan::load_link_trace(link_trace);
+    if (o.link_trace.by_iteration && net == "netns")
+      throw InvalidInput(link_trace +
+                         ": keyed by iteration, which the emulated link follows (--net user); "
+                         "the kernel's links (--net netns) change at times: give time_s");
   } catch (const InvalidInput& e) {
     throw InvalidInput(std::string("--link-trace: ") + e.what());
   }

@@ -14,18 +14,12 @@
 #include "plan/model/profile.h"
 #include "plan/planners/planner.h"
 #include "worker/estimates.h"
+#include "worker/rotation_log.h"
 #include "worker/stretch_tracker.h"
 #include "worker/unit_times.h"
 #include "worker/worker.h"
 
 namespace dynacomm::worker {
-
-// One iteration's unit times (ms per unit) and the BSP barrier's pace (0: not known).
-struct UnitSample {
-  std::int64_t iteration;
-  std::vector<double> forward, backward;
-  double pace = 0;
-};
 
 // The fits at the warm-up's end.
 struct Calibrated {

@@ -25,14 +25,24 @@ const std::vector<MetricsColumn>& metrics_columns() {
       {kTestAccuracy, "test accuracy after the epoch that ends here, else -1"},
       {kPlanChange, "why a new plan took effect at this iteration, else empty"},
       {kPredictedGainMs, "that change's predicted gain, ms, else empty"},
-      {kPredictedMs, "a rotation's iteration predicted from the estimates before it, ms"},
-      {kIdealMs, "the ideal for those estimates, ms"},
       {kPredictedSlowestMs, "the largest prediction any worker sent for it, ms"},
-      {kPredictedWorkersMs, "full duplex, several workers: the period with their spread, ms"},
       {kComputeMs, "this worker's compute without gate waits, ms"},
       {kComputeCpuMs, "the training thread's CPU time in it, ms (empty: not known)"},
       {kStretchDown, "compute stretch under a busy downlink held at its start (empty: none)"},
       {kStretchUp, "compute stretch under a busy uplink held at its start (empty: none)"},
+  };
+  return columns;
+}
+
+const std::vector<MetricsColumn>& prediction_columns() {
+  using namespace metrics;
+  static const std::vector<MetricsColumn> columns = {
+      {kIteration, "iteration, from 0 (a measured one after the warm-up)"},
+      {kPredictedMs, "its plan's time predicted from the online estimates before it, ms"},
+      {kIdealMs, "the ideal of its plan's model for those estimates, ms"},
+      {kPredictedWorkersMs,
+       "full duplex, several workers: the period with the spread of worker 0's last 4 "
+       "iterations, ms (empty: not computed)"},
   };
   return columns;
 }
@@ -77,26 +87,13 @@ void write_metrics_csv(const report::RunFolder& folder, const WorkerResult& r) {
     const double acc = epoch_end && epoch_index < r.epoch_test_accuracy.size()
                            ? r.epoch_test_accuracy[epoch_index++]
                            : -1;
-    rows.push_back({std::to_string(it.iteration),
-                    std::to_string(it.epoch),
-                    cell(it.start_s),
-                    cell(it.ms),
-                    cell(it.loss),
-                    std::to_string(it.bytes_up),
-                    std::to_string(it.bytes_down),
-                    std::to_string(it.plan_id),
-                    std::to_string(it.pull_segments),
-                    std::to_string(it.push_segments),
-                    cell(acc),
-                    it.plan_change,
-                    it.plan_change.empty() ? "" : cell(it.predicted_gain_ms),
-                    positive(it.predicted_ms),
-                    positive(it.ideal_ms),
-                    positive(it.predicted_slowest_ms),
-                    positive(it.predicted_workers_ms),
-                    cell(it.compute_ms),
-                    positive(it.compute_cpu_ms),
-                    positive(it.stretch_down),
+    rows.push_back({std::to_string(it.iteration), std::to_string(it.epoch), cell(it.start_s),
+                    cell(it.ms), cell(it.loss), std::to_string(it.bytes_up),
+                    std::to_string(it.bytes_down), std::to_string(it.plan_id),
+                    std::to_string(it.pull_segments), std::to_string(it.push_segments), cell(acc),
+                    it.plan_change, it.plan_change.empty() ? "" : cell(it.predicted_gain_ms),
+                    positive(it.predicted_slowest_ms), cell(it.compute_ms),
+                    positive(it.compute_cpu_ms), positive(it.stretch_down),
                     positive(it.stretch_up)});
   }
   std::vector<std::string> names;

@@ -1,6 +1,7 @@
-// metrics.csv: one row per iteration of a cluster job, written by rank 0. The one
-// definition of its columns (names and meaning), used by the writer, the bench's reader
-// and bench/fd_replay.py (which reads the same names).
+// metrics.csv: one row per iteration of a cluster job, written by rank 0; predictions.csv:
+// a bench rotation's iterations predicted again after the run (cli/bench/repredict.h). The
+// one definition of their columns (names and meaning), used by the writers, the bench's
+// reader and bench/fd_replay.py (which reads the same names).
 //
 //   write_metrics_csv(folder, result);                       // the run's metrics.csv
 //   MetricsTable m = read_metrics_csv("runs/x/metrics.csv");
@@ -46,6 +47,7 @@ struct MetricsColumn {
 };
 // Every column, in file order.
 const std::vector<MetricsColumn>& metrics_columns();
+const std::vector<MetricsColumn>& prediction_columns();  // predictions.csv
 
 // Writes metrics.csv from rank 0's result (atomically, through the run folder).
 void write_metrics_csv(const report::RunFolder& folder, const WorkerResult& result);

@@ -193,7 +193,11 @@ Replanner::Change Replanner::before_iteration(std::int64_t it, std::int64_t step
     r.link.latency_ms = row.latency_ms;
     r.decision = policy_.evaluate(r.profile, r.link, kAnyGain);
     consider(it, r.decision, r.profile, r.link,
-             "the link changed at " + fmt_g(row.time_s) + " s (oracle); " + r.decision.why, change);
+             "the link changed at " +
+                 (c_.o.link_trace.by_iteration ? "iteration " + std::to_string(row.iteration)
+                                               : fmt_g(row.time_s) + " s") +
+                 " (oracle); " + r.decision.why,
+             change);
   }
   return change;
 }

@@ -24,7 +24,7 @@
 #include "worker/job_plans.h"
 #include "worker/join.h"
 #include "worker/replanner.h"
-#include "worker/repredict.h"
+#include "worker/rotation_log.h"
 #include "worker/run_log.h"
 #include "worker/stretch_tracker.h"
 #include "worker/unit_times.h"
@@ -122,12 +122,26 @@ CommOptions comm_options(const WorkerOptions& o, const Joined& joined,
   return co;
 }
 
-// The traces' steps against the emulation; `link_row` follows the link trace's row in force.
+// A link trace keyed by iteration: its rows for `it`, as the iteration starts.
+void follow_link_rows(const WorkerOptions& o, Comm& comm,
+                      const std::vector<plan::LinkTracePoint>& link_rows, std::int64_t it,
+                      std::atomic<int>& link_row) {
+  if (!o.link_trace.by_iteration) return;
+  for (std::size_t i = static_cast<std::size_t>(link_row.load() + 1);
+       i < link_rows.size() && link_rows[i].iteration <= it; ++i) {
+    const plan::LinkTracePoint& p = link_rows[i];
+    comm.set_link(o.kernel_shaped ? 0 : p.down_bps, o.kernel_shaped ? 0 : p.up_bps, p.latency_ms);
+    link_row = static_cast<int>(i);
+  }
+}
+
+// The traces' steps against the emulation (a link trace in seconds); `link_row` follows
+// the link trace's row in force.
 std::vector<TimedReplay::Step> trace_steps(const WorkerOptions& o, Comm& comm,
                                            const std::vector<plan::LinkTracePoint>& link_rows,
                                            std::atomic<int>& link_row) {
   std::vector<TimedReplay::Step> steps;
-  for (std::size_t i = 0; i < link_rows.size(); ++i) {
+  for (std::size_t i = 0; i < link_rows.size() && !o.link_trace.by_iteration; ++i) {
     const plan::LinkTracePoint p = link_rows[i];
     steps.push_back({p.time_s, [&comm, &link_row, p, i, kernel = o.kernel_shaped] {
                        comm.set_link(kernel ? 0 : p.down_bps, kernel ? 0 : p.up_bps, p.latency_ms);
@@ -180,13 +194,15 @@ struct Measurements {
     if (it < o.warmup) calibration.add_updates(updates);
     for (const plan::TransferSample& u : updates) {
       estimators.aggregation.add(it, u.bytes, u.ms);
-      if (!o.rotation.empty()) rotation.updates.push_back({it, u});
+      if (!o.rotation.empty()) rotation.updates.push_back({it, static_cast<double>(u.bytes), u.ms});
     }
     for (const auto& e : comm.take_link_events()) {
       // Busy while it was served: the service time before its end.
       tracker.add_busy(
           {ms_between(started, e.end) - e.service_ms, ms_between(started, e.end), e.up});
-      if (!o.rotation.empty()) rotation.transfers.push_back(e);
+      if (!o.rotation.empty())
+        rotation.transfers.push_back(
+            {e.iteration, e.up, static_cast<double>(e.bytes), e.service_ms});
       calibration.add_transfer(e.iteration, e.up, static_cast<double>(e.bytes), e.service_ms);
       (e.up ? estimators.up : estimators.down)
           .add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
@@ -298,6 +314,26 @@ void summarise(const WorkerOptions& o, const Estimators& est, const plan::ModelP
   result.predicted_slowest_ms = slowest.empty() ? result.predicted_ms : median(slowest);
 }
 
+// A rotation's log, completed with what the re-prediction starts from.
+RotationLog finish_rotation_log(RotationLog log, const WorkerOptions& o, const WorkerResult& result,
+                                const plan::ModelProfile& profile, const plan::LinkProfile& given,
+                                const StretchTracker& tracker, const plan::PlannerOptions& planner,
+                                double latency_ms) {
+  log.warmup = static_cast<int>(o.warmup);
+  log.workers = o.workers;
+  log.latency_ms = latency_ms;
+  log.given = given;
+  log.profile = profile;
+  log.compute_spread = planner.compute_spread;
+  for (const IterationRecord& r : result.iterations) {
+    RotationLog::Iteration i{r.iteration, r.plan_id, 0, 0};
+    if (const auto st = tracker.stretch_at(r.iteration))
+      std::tie(i.stretch_down, i.stretch_up) = *st;
+    log.iterations.push_back(i);
+  }
+  return log;
+}
+
 }  // namespace
 
 std::vector<std::string> planned_schedulers(const WorkerOptions& o) {
@@ -354,10 +390,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   Replanner replanner({o, comm, slicing, estimators, profile, given_link, link_rows, link_row,
                        started, result, log, progress});
   const std::vector<std::string> unit_names = names_of(*model);
-  std::unique_ptr<data::Dataset> test;
-  if (o.rank == 0)
-    test =
-        std::make_unique<data::Dataset>(data::load_fashion_mnist(o.data_dir, data::Split::kTest));
+  const auto test = o.rank == 0 ? std::make_unique<data::Dataset>(
+                                      data::load_fashion_mnist(o.data_dir, data::Split::kTest))
+                                : nullptr;
   // The plan of iteration i >= warm-up: the rotation's turn, or the plan in use.
   auto plan_of = [&](std::int64_t i) -> const WorkerResult::PlanInfo& {
     if (o.rotation.empty()) return result.plans[static_cast<std::size_t>(replanner.plan_id() - 1)];
@@ -386,6 +421,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       replanner.start(it, planner, link);
     }
     replay.rethrow();  // a failed trace step (e.g. a bad rate) ends the run, named
+    follow_link_rows(o, comm, link_rows, it, link_row);
     const Replanner::Change change = replanner.before_iteration(it, step, epoch);
     double predicted_ms = 0;  // this iteration's plan's prediction (warm-up: none)
     if (it < o.warmup) {
@@ -447,9 +483,9 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   model->set_observer(nullptr);
   log.write_trace();
   summarise(o, estimators, profile, given_link, comm.latency_ms(), result);
-  if (!o.rotation.empty())
-    repredict_rotation(o, rotation, profile, given_link, tracker, planner, comm.latency_ms(),
-                       result);
+  if (!o.rotation.empty() && o.rank == 0)  // for the bench's re-prediction
+    result.rotation_log = finish_rotation_log(std::move(rotation), o, result, profile, given_link,
+                                              tracker, planner, comm.latency_ms());
   if (result.plan.pull.empty()) {  // no warm-up boundary was crossed
     result.plan = plan;
     result.profile = profile;

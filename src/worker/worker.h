@@ -50,6 +50,7 @@
 #include "plan/planners/planner.h"
 #include "plan/replan/replan.h"
 #include "plan/replan/trace_file.h"
+#include "worker/rotation_log.h"
 
 namespace dynacomm::worker {
 
@@ -113,13 +114,6 @@ struct IterationRecord {
   std::size_t pull_segments = 0, push_segments = 0;
   std::string plan_change;       // why a new plan took effect at this iteration, else empty
   double predicted_gain_ms = 0;  // of that change, under the estimates it was made from
-  // A rotation's measured iterations: the time predicted for this iteration's plan, and the
-  // ideal of its model, from the online estimates of the iterations before it (0: none).
-  double predicted_ms = 0, ideal_ms = 0;
-  // A rotation's measured iterations of a full-duplex plan with several workers: the period
-  // of `workers` workers whose compute differs as this one's did over its last 4
-  // iterations (plan::predict_duplex_workers_ms; rank 0 only; 0: not computed).
-  double predicted_workers_ms = 0;
   // The largest prediction of this iteration any worker sent with its pushes, each for its
   // own plan, link and compute (0: not known): under BSP the slowest one sets the pace.
   double predicted_slowest_ms = 0;
@@ -179,6 +173,9 @@ struct WorkerResult {
   plan::LinkProfile final_link;
   plan::AggregationFit final_aggregation;  // the PS's, from the updates in the last window
   double ideal_final_ms = 0;
+  // Rank 0 of a rotation: what its iterations measured, for the bench to predict them
+  // again (rotation.json).
+  std::optional<RotationLog> rotation_log;
 };
 
 // Joins the job (hello; rank 0 also sends the initial parameters), trains, and says

@@ -92,13 +92,14 @@ class ClusterTest : public ::testing::Test {
     if (std::system(cmd.c_str()) == 0) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << read_file(log);
   }
-  // `dynacomm train` (lenet5, 2 workers) whose links step from 2 to 100 Mbit/s at 14 s,
+  // `dynacomm train` (lenet5, 2 workers) whose links step from 2 to 100 Mbit/s as
+  // iteration 5 starts (a trace keyed by iteration: the same on a busy machine),
   // re-planned (--replan dynamic, threshold 2%) with `flags`, into dir_/replanned; and the
   // same job with the sequential plan on 1 Gbit/s, into dir_/reference, whose weights any
   // plan must reproduce bit for bit. On failure: the log of the run that failed.
   ::testing::AssertionResult step_up_and_reference(int iterations, const std::string& flags) {
     std::ofstream(dir_ + "/step-up.csv")
-        << "time_s,down,up,latency\n0,2mbit,2mbit,1ms\n14,100mbit,100mbit,1ms\n";
+        << "iteration,down,up,latency\n0,2mbit,2mbit,1ms\n5,100mbit,100mbit,1ms\n";
     const std::string common = "train --model lenet5 --iterations " + std::to_string(iterations) +
                                " --warmup 2 --batch 32 --train-samples 2000"
                                " --test-samples 100 --latency 1ms";
@@ -312,17 +313,16 @@ TEST_F(ClusterTest, WorkersReplanTheJobsFullDuplexPlanTogether) {
   EXPECT_TRUE(w == read_file(reference + "/weights.bin")) << "re-planning changed the weights";
 }
 
-// The link gets 50x faster mid-run, at 14 s, well after warm-up (start-up and warm-up take
-// about 6 s at 2 Mbit/s here): the worker sees it in its transfers, re-plans (logged in
-// metrics.csv, summary.json and the trace), and learning is untouched: the weights equal a
-// run with the sequential plan bit for bit.
+// The link gets 50x faster mid-run, at iteration 5, after the warm-up's 2: the worker sees it in
+// its transfers, re-plans (logged in metrics.csv, summary.json and the trace), and learning is
+// untouched: the weights equal a run with the sequential plan bit for bit.
 TEST_F(ClusterTest, PlanFollowsALinkChangeAndTheWeightsStayTheSame) {
   ASSERT_TRUE(step_up_and_reference(30, " --scheduler dynacomm"));
   const std::string replanned = dir_ + "/replanned", reference = dir_ + "/reference";
   const nlohmann::json summary = nlohmann::json::parse(read_file(replanned + "/summary.json"));
   ASSERT_GE(summary["plan_changes"].size(), 1u) << read_file(replanned + "/worker-0.log");
   const auto& change = summary["plan_changes"][0];
-  EXPECT_GE(change["iteration"].get<int>(), 3);
+  EXPECT_GE(change["iteration"].get<int>(), 6);  // after the step, measured
   EXPECT_NE(change["why"].get<std::string>().find("downlink"), std::string::npos) << change;
   EXPECT_GT(change["predicted_current_ms"].get<double>(),
             change["predicted_best_ms"].get<double>());

@@ -1,22 +1,24 @@
 #include "cli/bench/rotation.h"
 
+#include <fstream>
+
+#include "base/error.h"
 #include "base/stats.h"
 
 namespace dynacomm::cli::bench {
 
-Measured measured_iterations(const worker::MetricsTable& metrics, int warmup, int block,
+Measured measured_iterations(const worker::MetricsTable& metrics,
+                             const std::vector<Prediction>& predictions, int warmup, int block,
                              int settle) {
+  std::map<std::int64_t, const Prediction*> predicted;
+  for (const Prediction& p : predictions) predicted[p.iteration] = &p;
   const auto& it = metrics.at(worker::metrics::kIteration);
   const auto& ms = metrics.at(worker::metrics::kIterationMs);
   const auto& plan_id = metrics.at(worker::metrics::kPlanId);
   const auto& accuracy =
       metrics.at(worker::metrics::kTestAccuracy);  // >= 0: an epoch's evaluation ran
-  const auto& online = metrics.at(worker::metrics::kPredictedMs);    // from the estimates before it
-  const auto& online_ideal = metrics.at(worker::metrics::kIdealMs);  // likewise
   const auto& slowest =
       metrics.at(worker::metrics::kPredictedSlowestMs);  // any worker's, the largest
-  const auto& spread =
-      metrics.at(worker::metrics::kPredictedWorkersMs);  // W workers' spread, online
   const auto& stretch_down = metrics.at(worker::metrics::kStretchDown);  // as refitted online
   const auto& stretch_up = metrics.at(worker::metrics::kStretchUp);
   Measured m;
@@ -34,14 +36,42 @@ Measured measured_iterations(const worker::MetricsTable& metrics, int warmup, in
     const bool near_evaluation = accuracy[i] >= 0 || (i > 0 && accuracy[i - 1] >= 0);
     if (k < 0 || k % block < settle || near_evaluation || i + 1 == it.size()) continue;
     by_plan[static_cast<int>(plan_id[i])].push_back(ms[i]);
-    if (online[i] > 0) online_by_plan[static_cast<int>(plan_id[i])].push_back(online[i]);
-    if (online_ideal[i] > 0) ideal_by_plan[static_cast<int>(plan_id[i])].push_back(online_ideal[i]);
-    if (slowest[i] > 0) slowest_by_plan[static_cast<int>(plan_id[i])].push_back(slowest[i]);
-    if (spread[i] > 0) spread_by_plan[static_cast<int>(plan_id[i])].push_back(spread[i]);
+    const int id = static_cast<int>(plan_id[i]);
+    if (const auto p = predicted.find(static_cast<std::int64_t>(it[i])); p != predicted.end()) {
+      // From the estimates before it.
+      if (p->second->predicted_ms > 0) online_by_plan[id].push_back(p->second->predicted_ms);
+      if (p->second->ideal_ms > 0) ideal_by_plan[id].push_back(p->second->ideal_ms);
+      if (p->second->workers_ms > 0) spread_by_plan[id].push_back(p->second->workers_ms);
+    }
+    if (slowest[i] > 0) slowest_by_plan[id].push_back(slowest[i]);
     if (stretch_down[i] >= 1) online_down.push_back(stretch_down[i]);
     if (stretch_up[i] >= 1) online_up.push_back(stretch_up[i]);
   }
   return m;
+}
+
+std::vector<Prediction> repredict_run(const std::string& dir, const RunSummary& summary,
+                                      const worker::WorkerOptions& o) {
+  const std::string path = dir + "/rotation.json";
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot be opened (rank 0 writes it for a rotation)");
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw Error(path + ": not valid JSON");
+  const worker::RotationLog log = worker::rotation_log_from_json(j, path);
+  std::vector<plan::Plan> plans;
+  for (const RunSummary::Plan& p : summary.plans) {
+    // A sliced plan indexes atoms: as many as its segments cover (validated).
+    int n = static_cast<int>(log.profile.units.size());
+    const nlohmann::json& pull = p.plan.at("pull");
+    if (p.plan.value("atom_params", 0) > 0 && !pull.empty() && pull.back().size() == 2 &&
+        pull.back()[1].is_number_integer())
+      n = pull.back()[1].get<int>() + 1;
+    plans.push_back(
+        plan::plan_from_json(p.plan, n, dir + "/summary.json: plan " + std::to_string(p.id)));
+  }
+  const std::vector<Prediction> predictions = repredict(log, plans, o);
+  write_predictions(report::RunFolder(dir), predictions);
+  return predictions;
 }
 
 double phase_separated_ideal(const RunSummary& summary,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "cli/bench/repredict.h"
 #include "cli/run_summary.h"
 #include "worker/metrics.h"
 
@@ -17,10 +18,16 @@ struct Measured {
       spread_by_plan;
   std::vector<double> online_down, online_up;  // the stretches over the measured iterations
 };
-// From metrics.csv: warm-up, each turn's first `settle` iterations, iterations near an
-// epoch's evaluation and the job's last are left out.
-Measured measured_iterations(const worker::MetricsTable& metrics, int warmup, int block,
+// From metrics.csv and the re-prediction: warm-up, each turn's first `settle` iterations,
+// iterations near an epoch's evaluation and the job's last are left out.
+Measured measured_iterations(const worker::MetricsTable& metrics,
+                             const std::vector<Prediction>& predictions, int warmup, int block,
                              int settle);
+
+// The run's rotation re-predicted (rank 0's rotation.json in `dir`, the summary's plans),
+// into dir/predictions.csv too.
+std::vector<Prediction> repredict_run(const std::string& dir, const RunSummary& summary,
+                                      const worker::WorkerOptions& o);
 
 // The phase-separated ideal from the online estimates (for the peers): over the
 // iterations of phase-separated plans.

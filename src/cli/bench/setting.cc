@@ -42,7 +42,8 @@ void bench_setting(const BenchFlags& f, const JobFlags& base, const std::string&
     topology = std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker));
   const RunSummary summary = run_cluster_job(j, per_worker, dir, threads, topology.get());
   const auto metrics = worker::read_metrics_csv(dir + "/metrics.csv");
-  Measured sel = measured_iterations(metrics, j.warmup, f.block, settle);
+  Measured sel =
+      measured_iterations(metrics, repredict_run(dir, summary, wo), j.warmup, f.block, settle);
   auto& [by_plan, online_by_plan, ideal_by_plan, slowest_by_plan, spread_by_plan, online_down,
          online_up] = sel;
   const double run_ideal = summary.ideal_ms;

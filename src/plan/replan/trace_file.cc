@@ -111,14 +111,48 @@ std::vector<SlowdownTracePoint> SlowdownTrace::for_worker(int rank) const {
 }
 void SlowdownTrace::check_workers(int workers) const { check_ranks(points, source, workers); }
 
+namespace {
+
+// The first column of the header: "iteration" for a trace keyed by iteration.
+bool keyed_by_iteration(std::istream& in) {
+  const std::streampos start = in.tellg();
+  bool by_iteration = false;
+  for (std::string line; std::getline(in, line);) {
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    by_iteration = split(t)[0] == "iteration";
+    break;
+  }
+  in.clear();
+  in.seekg(start);
+  return by_iteration;
+}
+
+std::int64_t parse_iteration(const std::string& cell, const std::string& where,
+                             std::int64_t previous) {
+  if (cell.empty() || cell.size() > 12 || cell.find_first_not_of("0123456789") != std::string::npos)
+    throw InvalidInput(where + ": iteration '" + cell + "' is not a whole number >= 0");
+  const std::int64_t i = std::stoll(cell);
+  if (i < previous)
+    throw InvalidInput(where + ": iteration " + cell + " goes back (rows must not decrease)");
+  return i;
+}
+
+}  // namespace
+
 LinkTrace parse_link_trace(std::istream& in, const std::string& source) {
   LinkTrace t;
   t.source = source;
+  t.by_iteration = in && keyed_by_iteration(in);
   double previous = 0;
-  read_csv(in, source, {"time_s", "down", "up", "latency"},
+  std::int64_t previous_iteration = 0;
+  read_csv(in, source, {t.by_iteration ? "iteration" : "time_s", "down", "up", "latency"},
            [&](const std::vector<std::string>& c, const std::string& where) {
              LinkTracePoint p;
-             p.time_s = previous = parse_time(c[0], where, previous);
+             if (t.by_iteration)
+               p.iteration = previous_iteration = parse_iteration(c[0], where, previous_iteration);
+             else
+               p.time_s = previous = parse_time(c[0], where, previous);
              try {
                p.down_bps = parse_bandwidth_bps(c[1]);
                p.up_bps = parse_bandwidth_bps(c[2]);

@@ -70,6 +70,30 @@ TEST(TraceFile, RejectsMalformedLinkTracesNamingTheLine) {
   EXPECT_THROW(load_link_trace("/nonexistent/trace.csv"), InvalidInput);
 }
 
+TEST(TraceFile, ParsesALinkTraceKeyedByIteration) {
+  const LinkTrace t = link(
+      "# faster from iteration 8, for worker 1 only\n"
+      "iteration,down,up,latency,worker\n"
+      "0,2mbit,2mbit,1ms\n"
+      "8,100mbit,50mbit,1ms,1\n");
+  EXPECT_TRUE(t.by_iteration);
+  ASSERT_EQ(t.points.size(), 2u);
+  EXPECT_EQ(t.points[1].iteration, 8);
+  EXPECT_DOUBLE_EQ(t.points[1].up_bps, 50e6);
+  EXPECT_EQ(t.for_worker(0).size(), 1u);
+  EXPECT_EQ(t.for_worker(1).size(), 2u);
+  EXPECT_FALSE(link("time_s,down,up,latency\n0,1mbit,1mbit,0ms\n").by_iteration);
+  EXPECT_NE(link_error("iteration,down,up,latency\n2.5,1mbit,1mbit,0ms\n")
+                .find("t.csv:2: iteration '2.5' is not a whole number"),
+            std::string::npos);
+  EXPECT_NE(link_error("iteration,down,up,latency\n4,1mbit,1mbit,0ms\n3,1mbit,1mbit,0ms\n")
+                .find("t.csv:3: iteration 3 goes back"),
+            std::string::npos);
+  EXPECT_NE(link_error("iteration,down,latency\n4,1mbit,0ms\n")
+                .find("expected the header 'iteration,down,up,latency'"),
+            std::string::npos);
+}
+
 TEST(TraceFile, ParsesAndRejectsSlowdownTraces) {
   std::istringstream ok("time_s,factor,worker\n0,1,\n20,3.5,0\n");
   const SlowdownTrace t = parse_slowdown_trace(ok, "d.csv");
