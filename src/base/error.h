@@ -31,4 +31,10 @@ class Timeout : public Error {
   explicit Timeout(const std::string& what) : Error(what) {}
 };
 
+// The peer at the other end reported an error (a kError message): what it said, relayed.
+class RemoteError : public Error {
+ public:
+  explicit RemoteError(const std::string& what) : Error(what) {}
+};
+
 }  // namespace dynacomm

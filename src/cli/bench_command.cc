@@ -18,7 +18,8 @@ void add_bench_command(CLI::App& app) {
       "bench",
       "Every strategy side by side on one cluster and link, taking turns; vs the "
       "ideal and PyTorch DDP");
-  f->job.add_model_and_optimizer(cmd);
+  f->job.add_job_flags(cmd);
+  f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
   std::vector<std::string> known = plan::planner_names();
   known.push_back("all");

@@ -12,8 +12,10 @@
 #include "cli/flag_checks.h"
 #include "cli/job_flags.h"
 #include "cli/run_summary.h"
+#include "data/fashion_mnist.h"
 #include "report/chrome_trace.h"
 #include "report/run_folder.h"
+#include "worker/join.h"
 #include "worker/metrics.h"
 
 namespace dynacomm::cli {
@@ -43,16 +45,53 @@ void add_worker_command(CLI::App& app) {
   // A worker on its own runs over the real network: nothing emulated unless asked (`train`
   // passes its --net to the workers it starts).
   f->job.net = "none";
-  f->job.add_model_and_optimizer(cmd);
+  f->job.add_job_flags(cmd);
+  f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
-  cmd->callback([f]() {
+  for (const auto& [flag, value] : f->job.job_settings())
+    cmd->get_option(flag)->group("The job's settings (the PS's; one given here must agree)");
+  cmd->callback([f, cmd]() {
+    // The job's settings come from the PS; a flag given here that says otherwise is refused,
+    // and the PS tells the other workers at once.
+    // This worker's own flags, checked before the PS is asked.
+    (void)f->job.worker_options();
+    try {
+      data::check_fashion_mnist_dir(f->job.data_dir);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(std::string("--data-dir: ") + e.what());
+    }
+    auto check_rank = [&](const std::string& whose) {
+      if (f->rank >= f->job.workers)
+        throw InvalidInput("--rank " + std::to_string(f->rank) + ": " + whose + " has " +
+                           std::to_string(f->job.workers) + " worker(s), ranks 0.." +
+                           std::to_string(f->job.workers - 1));
+    };
+    if (cmd->count("--workers") > 0) check_rank("--workers says the job");
+    const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f->job.timeout_ms()));
+    const net::JobConfig job = worker::ask_job_config(f->ps, f->rank, timeout);
+    try {
+      f->job.adopt(job, *cmd, f->ps);
+    } catch (const InvalidInput& e) {
+      worker::tell_ps_failed(f->ps, f->rank, std::string("its settings differ: ") + e.what());
+      throw;
+    }
+    check_rank("the job at " + f->ps);
     worker::WorkerOptions o = f->job.worker_options();
     o.ps = f->ps;
     o.rank = f->rank;
     o.threads = f->threads;
     o.interactive = ::isatty(STDERR_FILENO);
     o.out_dir = f->out;
-    worker::WorkerResult r = worker::run_worker(o, std::cerr);
+    o.job_settings = f->job.job_settings();
+    worker::WorkerResult r;
+    try {
+      r = worker::run_worker(o, std::cerr);
+    } catch (const RemoteError&) {  // the PS's own word: it knows
+      throw;
+    } catch (const std::exception& e) {
+      worker::tell_ps_failed(f->ps, f->rank, e.what());
+      throw;
+    }
     if (f->rank != 0 || f->out.empty()) return;
     report::RunFolder run(f->out);
     worker::write_metrics_csv(run, r);

@@ -139,8 +139,8 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
   report::RunFolder run(run_dir);
   // The light `dynacomm`: the PS runs without libtorch, the workers in dynacomm-compute.
   cluster::LocalCluster c(sibling_exe("dynacomm"), run_dir, std::chrono::seconds(30));
-  std::vector<std::string> ps_args = j.optimizer_args();
-  ps_args.insert(ps_args.end(), {"--trace", run.file("trace-ps.json")});
+  std::vector<std::string> ps_args = j.job_args();  // the workers take them from the PS
+  ps_args.insert(ps_args.end(), {"--timeout", j.timeout, "--trace", run.file("trace-ps.json")});
   const std::string endpoint =
       topology ? c.start_ps(ps_args, topology->ps_namespace(), "tcp://0.0.0.0:0")
                : c.start_ps(ps_args);

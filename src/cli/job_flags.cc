@@ -1,5 +1,6 @@
 #include "cli/job_flags.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -20,7 +21,7 @@ std::string num(double x) {
 }
 }  // namespace
 
-void JobFlags::add_model_and_optimizer(CLI::App* cmd) {
+void JobFlags::add_job_flags(CLI::App* cmd) {
   cmd->add_option("--model", model, listed(model::zoo_model_names()))
       ->check(CLI::IsMember(model::zoo_model_names()))
       ->capture_default_str();
@@ -39,14 +40,6 @@ void JobFlags::add_model_and_optimizer(CLI::App* cmd) {
   cmd->add_option("--weight-decay", weight_decay, "L2 weight decay (>= 0)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--timeout", timeout, "How long any wait on a peer may take, e.g. 60s, 500ms")
-      ->check(positive_duration_check())
-      ->capture_default_str();
-}
-
-double JobFlags::timeout_ms() const { return plan::parse_duration_ms(timeout); }
-
-void JobFlags::add_worker_flags(CLI::App* cmd) {
   cmd->add_option("--batch", batch, "Mini-batch size per worker")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
@@ -59,7 +52,6 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
   cmd->add_option("--seed", seed, "Seed for weights, partitioning, shuffling, dropout")
       ->check(unsigned_check())
       ->capture_default_str();
-  cmd->add_option("--data-dir", data_dir, "Fashion-MNIST IDX folder (default: Debian's package)");
   cmd->add_option("--partition", partition, "iid or noniid")
       ->check(CLI::IsMember({"iid", "noniid"}))
       ->capture_default_str();
@@ -78,34 +70,10 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
                       plan::planner_help())
       ->check(CLI::IsMember(schedulers))
       ->capture_default_str();
-  cmd->add_option("--down", down, "Emulated downlink per worker, e.g. 100mbit")
-      ->check(bandwidth_check())
-      ->capture_default_str();
-  cmd->add_option("--up", up, "Emulated uplink per worker (default: --down)")
-      ->check(bandwidth_check());
-  cmd->add_option("--latency", latency, "Emulated one-way latency, e.g. 10ms")
-      ->check(duration_check())
-      ->capture_default_str();
-  cmd->add_option("--extra-overhead", extra_overhead, "Injected cost per message (what-if studies)")
-      ->check(duration_check())
-      ->capture_default_str();
   cmd->add_option("--warmup", warmup,
                   "Warm-up iterations (sequential and layerwise plans in turn) measuring compute "
                   "and transfers; the scheduler plans after them (>= 1)")
       ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmd->add_option("--net", net,
-                  "user: links emulated in user space (token bucket + latency); netns: shaped "
-                  "by the kernel (tbf) in network namespaces, latency still added in the "
-                  "transport (needs root); none: the real network as it is, nothing added "
-                  "(--down/--up are then only the planner's first guess; the warm-up "
-                  "measures the link)")
-      ->check(CLI::IsMember({"user", "netns", "none"}))
-      ->capture_default_str();
-  cmd->add_option("--device-slowdown", device_slowdown,
-                  "Emulation: stretch every unit's compute by this factor (>= 1) to mimic a "
-                  "slower edge device")
-      ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
   cmd->add_option("--replan", replan,
                   "Re-planning while training runs: dynamic (from online estimates, when the "
@@ -123,14 +91,6 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
                   "dynamic: at most one plan change every this many iterations")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  cmd->add_option("--link-trace", link_trace,
-                  "Replay this link trace while training runs (CSV time_s,down,up,latency"
-                  "[,worker], or iteration,down,up,latency[,worker]; see traces/)");
-  cmd->add_option("--device-slowdown-trace", device_slowdown_trace,
-                  "Replay this device slowdown trace (CSV time_s,factor[,worker])");
-  cmd->add_option("--trace-origin-ms", trace_origin_ms,
-                  "Internal: the job's start on the steady clock, for replaying traces")
-      ->group("");
   cmd->add_option("--rotation", rotation,
                   "Benchmarking: schedulers taking turns after warm-up, comma-separated")
       ->group("Benchmarking");
@@ -140,65 +100,124 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
       ->group("Benchmarking");
 }
 
-std::vector<std::string> JobFlags::optimizer_args() const {
-  return {"--model",    model,         "--workers",      std::to_string(workers),
-          "--lr",       num(lr),       "--lr-schedule",  lr_schedule,
-          "--momentum", num(momentum), "--weight-decay", num(weight_decay),
-          "--timeout",  timeout};
+void JobFlags::add_timeout(CLI::App* cmd) {
+  cmd->add_option("--timeout", timeout, "How long any wait on a peer may take, e.g. 60s, 500ms")
+      ->check(positive_duration_check())
+      ->capture_default_str();
+}
+
+double JobFlags::timeout_ms() const { return plan::parse_duration_ms(timeout); }
+
+void JobFlags::add_worker_flags(CLI::App* cmd) {
+  cmd->add_option("--data-dir", data_dir, "Fashion-MNIST IDX folder (default: Debian's package)");
+  cmd->add_option("--down", down, "Emulated downlink per worker, e.g. 100mbit")
+      ->check(bandwidth_check())
+      ->capture_default_str();
+  cmd->add_option("--up", up, "Emulated uplink per worker (default: --down)")
+      ->check(bandwidth_check());
+  cmd->add_option("--latency", latency, "Emulated one-way latency, e.g. 10ms")
+      ->check(duration_check())
+      ->capture_default_str();
+  cmd->add_option("--extra-overhead", extra_overhead, "Injected cost per message (what-if studies)")
+      ->check(duration_check())
+      ->capture_default_str();
+  cmd->add_option("--net", net,
+                  "user: links emulated in user space (token bucket + latency); netns: shaped "
+                  "by the kernel (tbf) in network namespaces, latency still added in the "
+                  "transport (needs root); none: the real network as it is, nothing added "
+                  "(--down/--up are then only the planner's first guess; the warm-up "
+                  "measures the link)")
+      ->check(CLI::IsMember({"user", "netns", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--device-slowdown", device_slowdown,
+                  "Emulation: stretch every unit's compute by this factor (>= 1) to mimic a "
+                  "slower edge device")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str();
+  cmd->add_option("--link-trace", link_trace,
+                  "Replay this link trace while training runs (CSV time_s,down,up,latency"
+                  "[,worker], or iteration,down,up,latency[,worker]; see traces/)");
+  cmd->add_option("--device-slowdown-trace", device_slowdown_trace,
+                  "Replay this device slowdown trace (CSV time_s,factor[,worker])");
+  cmd->add_option("--trace-origin-ms", trace_origin_ms,
+                  "Internal: the job's start on the steady clock, for replaying traces")
+      ->group("");
+}
+
+std::vector<std::pair<std::string, std::string>> JobFlags::job_settings() const {
+  return {{"--model", model},
+          {"--workers", std::to_string(workers)},
+          {"--lr", num(lr)},
+          {"--lr-schedule", lr_schedule},
+          {"--momentum", num(momentum)},
+          {"--weight-decay", num(weight_decay)},
+          {"--batch", std::to_string(batch)},
+          {"--epochs", std::to_string(epochs)},
+          {"--iterations", std::to_string(iterations)},
+          {"--seed", std::to_string(seed)},
+          {"--partition", partition},
+          {"--shards", std::to_string(shards)},
+          {"--train-samples", std::to_string(train_samples)},
+          {"--test-samples", std::to_string(test_samples)},
+          {"--scheduler", scheduler},
+          {"--warmup", std::to_string(warmup)},
+          {"--replan", replan},
+          {"--replan-threshold", num(replan_threshold)},
+          {"--replan-interval", std::to_string(replan_interval)},
+          {"--rotation", rotation},
+          {"--rotation-block", std::to_string(rotation_block)}};
+}
+
+std::vector<std::string> JobFlags::job_args() const {
+  std::vector<std::string> a;
+  for (const auto& [flag, value] : job_settings())
+    if (!value.empty()) a.insert(a.end(), {flag, value});
+  return a;
 }
 
 std::vector<std::string> JobFlags::worker_args() const {
-  std::vector<std::string> a = optimizer_args();
-  // clang-format off: flag, value
-  std::vector<std::string> more = {"--batch",
-                                   std::to_string(batch),
-                                   "--epochs",
-                                   std::to_string(epochs),
-                                   "--iterations",
-                                   std::to_string(iterations),
-                                   "--seed",
-                                   std::to_string(seed),
-                                   "--partition",
-                                   partition,
-                                   "--shards",
-                                   std::to_string(shards),
-                                   "--train-samples",
-                                   std::to_string(train_samples),
-                                   "--test-samples",
-                                   std::to_string(test_samples),
-                                   "--scheduler",
-                                   scheduler,
-                                   "--down",
-                                   down,
-                                   "--latency",
-                                   latency,
-                                   "--extra-overhead",
-                                   extra_overhead,
-                                   "--warmup",
-                                   std::to_string(warmup),
-                                   "--net",
-                                   net,
-                                   "--device-slowdown",
-                                   num(device_slowdown),
-                                   "--rotation-block",
-                                   std::to_string(rotation_block),
-                                   "--replan",
-                                   replan,
-                                   "--replan-threshold",
-                                   num(replan_threshold),
-                                   "--replan-interval",
-                                   std::to_string(replan_interval),
-                                   "--trace-origin-ms",
-                                   num(trace_origin_ms)};
-  // clang-format on
-  a.insert(a.end(), more.begin(), more.end());
+  std::vector<std::string> a = {"--down",
+                                down,
+                                "--latency",
+                                latency,
+                                "--extra-overhead",
+                                extra_overhead,
+                                "--net",
+                                net,
+                                "--device-slowdown",
+                                num(device_slowdown),
+                                "--trace-origin-ms",
+                                num(trace_origin_ms),
+                                "--timeout",
+                                timeout};
   if (!up.empty()) a.insert(a.end(), {"--up", up});
-  if (!rotation.empty()) a.insert(a.end(), {"--rotation", rotation});
   if (!data_dir.empty()) a.insert(a.end(), {"--data-dir", data_dir});
   if (!link_trace.empty()) a.insert(a.end(), {"--link-trace", link_trace});
   if (!device_slowdown_trace.empty())
     a.insert(a.end(), {"--device-slowdown-trace", device_slowdown_trace});
   return a;
+}
+
+void JobFlags::adopt(const net::JobConfig& job, const CLI::App& given, const std::string& ps) {
+  // What this command line said against the job's: the same text, or a refusal.
+  for (const auto& [flag, value] : job_settings()) {
+    const std::string* theirs = job.find(flag);
+    if (theirs && given.count(flag) > 0 && *theirs != value)
+      throw InvalidInput(flag + " " + value + " conflicts with the job's " + flag + " " + *theirs +
+                         " (set by the PS at " + ps + "; leave the flag out to take it)");
+  }
+  // The job's settings through the same flags and checks as a command line's.
+  CLI::App parse("the job's configuration");
+  add_job_flags(&parse);
+  std::vector<std::string> args;
+  for (const auto& [flag, value] : job.settings)
+    if (!value.empty() && parse.get_option_no_throw(flag)) args.insert(args.end(), {flag, value});
+  std::reverse(args.begin(), args.end());  // CLI11 parses a vector from its back
+  try {
+    parse.parse(args);
+  } catch (const CLI::ParseError& e) {
+    throw InvalidInput("the job's configuration from the PS at " + ps + ": " + e.what());
+  }
 }
 
 optim::SgdOptions JobFlags::sgd() const {
@@ -214,6 +233,7 @@ ps::ServerOptions JobFlags::server_options() const {
   ps::ServerOptions o;
   o.workers = workers;
   o.model = model;
+  o.job.settings = job_settings();
   o.sgd = sgd();
   o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(timeout_ms())));
   return o;

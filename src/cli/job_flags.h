@@ -1,11 +1,15 @@
 // Flags shared by `dynacomm train` (cluster mode) and `dynacomm worker`/`ps`: parsed once
-// here, forwarded by the launcher to its children as the same flags.
+// here, forwarded by the launcher to its children as the same flags. The job's settings go
+// to the PS, which hands them to each worker as it joins (net::JobConfig); a worker's
+// own flags (its link, its data folder) go to the worker.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "net/job_protocol.h"
 #include "optim/sgd.h"
 #include "ps/server.h"
 #include "worker/worker.h"
@@ -41,11 +45,21 @@ struct JobFlags {
   std::string lr_schedule = "cosine";
   std::string timeout = "60s";  // every wait on a peer
 
-  void add_model_and_optimizer(CLI::App* cmd);  // what the PS needs too
-  void add_worker_flags(CLI::App* cmd);         // data, link, plan
-  std::vector<std::string> optimizer_args() const;
-  double timeout_ms() const;
+  // The job's settings, one for the whole job: the PS holds them and hands them to the
+  // workers (model, workers, optimiser, data, batch, scheduling, re-planning).
+  void add_job_flags(CLI::App* cmd);
+  void add_timeout(CLI::App* cmd);       // each process's own
+  void add_worker_flags(CLI::App* cmd);  // each worker's own: data folder, link, emulation
+  // The job's settings as flag and text (net::JobConfig), and as a command line.
+  std::vector<std::pair<std::string, std::string>> job_settings() const;
+  std::vector<std::string> job_args() const;
+  // A worker's own flags (and --timeout) as a command line.
   std::vector<std::string> worker_args() const;
+  double timeout_ms() const;
+  // A worker's settings from the job's (`job`, from the PS at `ps`): a flag the command
+  // line `given` set to another value is refused (InvalidInput naming both), the others
+  // are taken through the same checks as a command line's.
+  void adopt(const net::JobConfig& job, const CLI::App& given, const std::string& ps);
 
   optim::SgdOptions sgd() const;
   ps::ServerOptions server_options() const;

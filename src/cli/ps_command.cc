@@ -29,7 +29,8 @@ void add_ps_command(CLI::App& app) {
   cmd->add_option("--endpoint-file", f->endpoint_file, "Write the bound endpoint to this file");
   cmd->add_option("--trace", f->trace,
                   "Write the PS's Chrome-trace events (the iterations the workers trace) here");
-  f->job.add_model_and_optimizer(cmd);
+  f->job.add_job_flags(cmd);
+  f->job.add_timeout(cmd);
   cmd->callback([f]() {
     ps::ServerOptions options = f->job.server_options();
     options.listen = f->listen;

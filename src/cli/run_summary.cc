@@ -115,6 +115,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"predicted_sequential_ms", s.predicted_sequential_ms},
           {"predicted_slowest_ms", s.predicted_slowest_ms},
           {"test_accuracy", s.test_accuracy},
+          {"bytes_of", "worker 0"},  // bytes_up, bytes_down: rank 0's, the whole run
           {"bytes_up", s.bytes_up},
           {"bytes_down", s.bytes_down},
           {"link", s.link},

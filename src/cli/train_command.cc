@@ -125,7 +125,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--link", f->links,
                   "Per-worker link override R:down,up,latency, e.g. 1:10mbit,2mbit,50ms "
                   "(repeatable)");
-  f->job.add_model_and_optimizer(cmd);
+  f->job.add_job_flags(cmd);
+  f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
   cmd->callback([f]() {
     if (f->local)

@@ -76,19 +76,21 @@ std::string render_status(const std::vector<nlohmann::json>& statuses, double el
     if (it > 0 && total > it) when += ", ~" + clock_text(elapsed_s / it * (total - it)) + " left";
   }
   char line[320];
-  int n =
-      std::snprintf(line, sizeof line,
-                    "it %lld/%lld  epoch %d/%d%s  loss %s  %.0f img/s  up %.1f MB  down %.1f MB",
-                    static_cast<long long>(it), static_cast<long long>(total), epoch, epochs,
-                    when.c_str(), losses.c_str(), rate, up / 1e6, down / 1e6);
+  int n = std::snprintf(line, sizeof line,
+                        "it %lld/%lld  epoch %d/%d%s  loss %s  %.0f img/s  up/down %.1f/%.1f MB "
+                        "per worker (%.1f/%.1f total)",
+                        static_cast<long long>(it), static_cast<long long>(total), epoch, epochs,
+                        when.c_str(), losses.c_str(), rate, up / reporting / 1e6,
+                        down / reporting / 1e6, up / 1e6, down / 1e6);
   std::string out(line, static_cast<std::size_t>(std::max(0, std::min<int>(n, sizeof line - 1))));
   const nlohmann::json& first = statuses.empty() ? nlohmann::json() : statuses[0];
   if (first.is_object()) {
-    std::snprintf(line, sizeof line, "  plan %lld pull + %lld push segments",
+    const std::string strategy = field<std::string>(first, "strategy", "");
+    std::snprintf(line, sizeof line, "  %s: %lld pull + %lld push segments",
+                  phase == "warm-up" || strategy.empty() ? "warm-up" : strategy.c_str(),
                   static_cast<long long>(field<std::int64_t>(first, "pull_segments", 0)),
                   static_cast<long long>(field<std::int64_t>(first, "push_segments", 0)));
     out += line;
-    if (phase == "warm-up") out += " (warm-up)";
     if (first.contains("test_accuracy") && first["test_accuracy"].is_number()) {
       std::snprintf(line, sizeof line, "  test acc %.2f%%",
                     100 * first["test_accuracy"].get<double>());

@@ -21,24 +21,25 @@ nlohmann::json status(int rank, std::int64_t it, double loss, double rate) {
           {"bytes_down", 2.5e6},
           {"pull_segments", 3},
           {"push_segments", 2},
+          {"strategy", "dynacomm-fd"},
           {"test_accuracy", nullptr}};
 }
 
 TEST(ClusterStatus, CombinesAllWorkers) {
   std::vector<nlohmann::json> s = {status(0, 120, 0.6123, 200), status(1, 118, 0.5981, 210)};
   EXPECT_EQ(render_status(s),
-            "it 118/469  epoch 1/2  loss w0 0.612 w1 0.598  410 img/s  up 3.0 MB  down 5.0 MB  "
-            "plan 3 pull + 2 push segments");
+            "it 118/469  epoch 1/2  loss w0 0.612 w1 0.598  410 img/s  up/down 1.5/2.5 MB per "
+            "worker (3.0/5.0 total)  dynacomm-fd: 3 pull + 2 push segments");
   // With the time since the job began: what is left at the pace so far.
   EXPECT_EQ(render_status(s, 59),
-            "it 118/469  epoch 1/2  0:59, ~2:56 left  loss w0 0.612 w1 0.598  410 img/s  up 3.0 "
-            "MB  down 5.0 MB  plan 3 pull + 2 push segments");
+            "it 118/469  epoch 1/2  0:59, ~2:56 left  loss w0 0.612 w1 0.598  410 img/s  up/down "
+            "1.5/2.5 MB per worker (3.0/5.0 total)  dynacomm-fd: 3 pull + 2 push segments");
   EXPECT_EQ(render_status(s, 4000).substr(0, 40), "it 118/469  epoch 1/2  1:06:40, ~3:18:18");
   s[0]["test_accuracy"] = 0.8512;
   s[0]["phase"] = "warm-up";
   EXPECT_EQ(render_status(s),
-            "it 118/469  epoch 1/2  loss w0 0.612 w1 0.598  410 img/s  up 3.0 MB  down 5.0 MB  "
-            "plan 3 pull + 2 push segments (warm-up)  test acc 85.12%");
+            "it 118/469  epoch 1/2  loss w0 0.612 w1 0.598  410 img/s  up/down 1.5/2.5 MB per "
+            "worker (3.0/5.0 total)  warm-up: 3 pull + 2 push segments  test acc 85.12%");
 }
 
 TEST(ClusterStatus, MissingOrGarbledStatusesAreNotFatal) {
@@ -46,8 +47,8 @@ TEST(ClusterStatus, MissingOrGarbledStatusesAreNotFatal) {
   std::vector<nlohmann::json> s = {nullptr, status(1, 5, 1.0, 10)};
   s[1]["loss"] = "not a number";
   EXPECT_EQ(render_status(s),
-            "it 5/469  epoch 1/2  loss w1 0.000  10 img/s  up 1.5 MB  down 2.5 MB  (1 worker(s) "
-            "not reporting yet)");
+            "it 5/469  epoch 1/2  loss w1 0.000  10 img/s  up/down 1.5/2.5 MB per worker "
+            "(1.5/2.5 total)  (1 worker(s) not reporting yet)");
 
   char dir[] = "/tmp/dynacomm-status-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);

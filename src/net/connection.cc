@@ -38,6 +38,10 @@ Connection::~Connection() {
 
 void Connection::set_limits(WireLimits limits) { limits_ = std::move(limits); }
 
+void Connection::set_linger(std::chrono::milliseconds linger) {
+  zmq_->socket.set(zmq::sockopt::linger, static_cast<int>(linger.count()));
+}
+
 void Connection::send(std::string&& frame) {
   sent_ += frame.size();
   zmq_->socket.send(owned_message(std::move(frame)), zmq::send_flags::none);
@@ -70,8 +74,9 @@ bool Connection::poll(Clock::time_point deadline, Message* out) {
       continue;
     }
     if (r.header.type == MessageType::kError)
-      throw Error("the PS at " + endpoint_ + " said: " +
-                  std::string(reinterpret_cast<const char*>(r.payload), r.header.payload_bytes));
+      throw RemoteError(
+          "the PS at " + endpoint_ + " said: " +
+          std::string(reinterpret_cast<const char*>(r.payload), r.header.payload_bytes));
     *out = Message{r.header, frame.to_string(), received, received};
     return true;
   }

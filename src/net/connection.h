@@ -21,6 +21,8 @@ class Connection : public Transport {
  public:
   // Connects (ZeroMQ connects lazily; the first receive's timeout covers a missing PS).
   Connection(const std::string& endpoint, WireLimits limits);
+  // How long messages still queued may take to leave on close (default 5 s).
+  void set_linger(std::chrono::milliseconds linger);
   ~Connection() override;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

@@ -97,6 +97,39 @@ json plan_json(const std::string& plan) {
 constexpr std::int64_t kMaxIndex = 1 << 16, kMaxRank = 1 << 20;
 }  // namespace
 
+const std::string* JobConfig::find(const std::string& flag) const {
+  for (const auto& [f, v] : settings)
+    if (f == flag) return &v;
+  return nullptr;
+}
+
+std::string encode(const JobConfig& m) {
+  json s = json::object();
+  for (const auto& [flag, value] : m.settings) s[flag] = value;
+  return json{{"settings", s}}.dump();
+}
+
+// Flags as `--lower-case-words`, values short text: what a command line could hold.
+JobConfig decode_job_config(const void* data, std::size_t size) {
+  const char* what = "the job's configuration";
+  const json j = parse(data, size, what);
+  const json& s = field(j, "settings", what);
+  if (!s.is_object() || s.size() > 128)
+    throw InvalidInput("the job's configuration: \"settings\" is not an object of up to 128");
+  JobConfig m;
+  for (const auto& [flag, value] : s.items()) {
+    const bool flag_ok =
+        flag.size() > 2 && flag.size() <= 40 && flag.rfind("--", 0) == 0 &&
+        flag.find_first_not_of("abcdefghijklmnopqrstuvwxyz-", 2) == std::string::npos;
+    if (!flag_ok)
+      throw InvalidInput("the job's configuration: '" + flag.substr(0, 40) + "' is not a flag");
+    if (!value.is_string() || value.get_ref<const std::string&>().size() > 4096)
+      throw InvalidInput("the job's configuration: " + flag + " is not a text of up to 4096 bytes");
+    m.settings.emplace_back(flag, value.get<std::string>());
+  }
+  return m;
+}
+
 std::string encode(const PlanOffer& m) {
   json j = {{"plans", json::array()}};
   for (const auto& e : m.plans)

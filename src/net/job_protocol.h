@@ -1,4 +1,5 @@
-// The job protocol's messages that are not parameters: the plans a worker offers after
+// The job protocol's messages that are not parameters: the job's configuration (kJobConfig,
+// PS -> a worker before it joins), the plans a worker offers after
 // its warm-up (kPlans, worker -> PS), the job's agreed plans (kPlans, PS -> every worker),
 // a worker's re-planning report (kReplan, worker -> PS) and the job's plan change
 // (kReplan, PS -> every worker). One struct and one encoding (JSON) each; ps/agreement.h
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dynacomm::net {
@@ -65,11 +67,21 @@ struct JobPlanChange {
   std::string why;
 };
 
+// The job's settings as the PS was given them: flag and value, as `dynacomm ps` would
+// take them ("--batch", "32"), job-wide ones only (cli/job_flags.h lists them). A worker
+// adopts them and refuses to run when its own command line says otherwise.
+struct JobConfig {
+  std::vector<std::pair<std::string, std::string>> settings;
+  const std::string* find(const std::string& flag) const;  // nullptr: not set
+};
+
+std::string encode(const JobConfig& m);
 std::string encode(const PlanOffer& m);
 std::string encode(const AgreedPlans& m);
 std::string encode(const ReplanReport& m);
 std::string encode(const JobPlanChange& m);
 
+JobConfig decode_job_config(const void* data, std::size_t size);
 PlanOffer decode_plan_offer(const void* data, std::size_t size);
 AgreedPlans decode_agreed_plans(const void* data, std::size_t size);
 ReplanReport decode_replan_report(const void* data, std::size_t size);

@@ -40,6 +40,12 @@ TEST(JobProtocol, EveryMessageRoundTrips) {
   JobPlanChange jc = decode_job_plan_change(c.data(), c.size());
   EXPECT_EQ(jc.from_iteration, 42);
   EXPECT_EQ(jc.plan, plan);
+  const std::string cfg = encode(JobConfig{{{"--batch", "32"}, {"--model", "resnet18"}}});
+  const JobConfig jcfg = decode_job_config(cfg.data(), cfg.size());
+  ASSERT_NE(jcfg.find("--model"), nullptr);
+  EXPECT_EQ(*jcfg.find("--model"), "resnet18");
+  EXPECT_EQ(*jcfg.find("--batch"), "32");
+  EXPECT_EQ(jcfg.find("--epochs"), nullptr);
 }
 
 TEST(JobProtocol, BadInputIsRefusedNamingWhatIsWrong) {
@@ -61,6 +67,14 @@ TEST(JobProtocol, BadInputIsRefusedNamingWhatIsWrong) {
       refusal(decode_job_plan_change, R"({"plan":{},"predicted_ms":1,"current_ms":1,"rank":"x"})")
           .find("\"rank\""),
       std::string::npos);
+  EXPECT_NE(
+      refusal(decode_job_config, R"({"settings":{"batch":"32"}})").find("'batch' is not a flag"),
+      std::string::npos);
+  EXPECT_NE(
+      refusal(decode_job_config, R"({"settings":{"--batch":32}})").find("--batch is not a text"),
+      std::string::npos);
+  EXPECT_NE(refusal(decode_job_config, R"({"settings":[]})").find("\"settings\" is not an object"),
+            std::string::npos);
   EXPECT_NE(refusal(decode_agreed_plans, "not json").find("not a JSON object"), std::string::npos);
 }
 

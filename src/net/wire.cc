@@ -50,6 +50,8 @@ const char* to_string(MessageType t) {
       return "replan";
     case MessageType::kPushAck:
       return "push-ack";
+    case MessageType::kJobConfig:
+      return "job-config";
   }
   return "unknown";
 }
@@ -124,7 +126,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
 
   Header& h = r.header;
   const auto type = get<std::uint16_t>(p + 6);
-  if (type < 1 || type > 10) return fail("unknown message type " + std::to_string(type));
+  if (type < 1 || type > 11) return fail("unknown message type " + std::to_string(type));
   h.type = static_cast<MessageType>(type);
   h.sender = static_cast<std::int32_t>(get<std::uint32_t>(p + 8));
   const auto codec = get<std::uint16_t>(p + 12);
@@ -180,7 +182,8 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
       return fail(std::string(to_string(h.type)) + " payload of " +
                   std::to_string(h.payload_bytes) + " bytes exceeds the limit of " +
                   std::to_string(limits.max_plans_payload));
-  } else if (h.type == MessageType::kHello || h.type == MessageType::kError) {
+  } else if (h.type == MessageType::kHello || h.type == MessageType::kError ||
+             h.type == MessageType::kJobConfig) {
     std::uint64_t model_bytes = 0;
     for (auto b : limits.unit_bytes) model_bytes += static_cast<std::uint64_t>(b);
     const std::uint64_t cap =

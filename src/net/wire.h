@@ -23,7 +23,7 @@
 namespace dynacomm::net {
 
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
-constexpr std::uint16_t kProtocolVersion = 7;
+constexpr std::uint16_t kProtocolVersion = 8;
 constexpr std::size_t kHeaderBytes = 80;
 constexpr std::uint64_t kMaxArrivedUs = 1ull << 53;  // decode refuses larger stamps
 
@@ -46,6 +46,9 @@ enum class MessageType : std::uint16_t {
   // change, the plan it proposes with its prediction (JSON). PS -> every worker: the job's
   // next plan and the iteration it runs from.
   kReplan = 10,
+  // Worker -> PS, before its hello: the job's configuration, please (payload: none).
+  // PS -> worker: the settings the PS was given (net::JobConfig, JSON).
+  kJobConfig = 11,
 };
 const char* to_string(MessageType t);
 

@@ -92,7 +92,7 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(m), "bad magic number (not a dynacomm message)");
   m = push_message();
   m[4] = 9;
-  EXPECT_EQ(error_of(m), "protocol version 9, expected 7");
+  EXPECT_EQ(error_of(m), "protocol version 9, expected " + std::to_string(kProtocolVersion));
   m = push_message();
   m[20] ^= 1;  // iteration bit flipped in transit
   EXPECT_EQ(error_of(m), "header checksum mismatch");
@@ -148,8 +148,10 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(with(Header{MessageType::kReplan, 1, 3, 0, 0}, 70000)), "");
   EXPECT_EQ(error_of(with(Header{MessageType::kReplan, 1, 3, 0, 0}, (8 << 20) + 1)),
             "replan payload of 8388609 bytes exceeds the limit of 8388608");
-  EXPECT_EQ(error_of(with(Header{static_cast<MessageType>(11), 1, 3, 0, 0}, 0)),
-            "unknown message type 11");
+  EXPECT_EQ(error_of(with(Header{MessageType::kJobConfig, 1, 0, 0, 0}, 0)), "");
+  EXPECT_EQ(error_of(with(Header{MessageType::kJobConfig, -1, 0, 0, 0}, 1000)), "");
+  EXPECT_EQ(error_of(with(Header{static_cast<MessageType>(12), 1, 3, 0, 0}, 0)),
+            "unknown message type 12");
   h = Header{MessageType::kPullRequest, 1, 0, 0, 0};
   h.flags = kFlagInOrder;
   EXPECT_EQ(error_of(with(h, 0)), "");

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "base/error.h"
 #include "compress/compressor.h"
@@ -78,8 +79,11 @@ struct PsServer::Impl {
   };
   std::map<std::int64_t, Slowest> slowest;
   std::unique_ptr<PlanAgreement> agreement;  // the job's full-duplex plans
-  std::int64_t newest = 0;                   // the highest iteration any pull request or push named
-  net::UpdateReport last_update;             // every push ack carries it (the aggregation)
+  std::string failure;                       // why the job stopped (empty: it runs)
+  Clock::time_point failed_at;
+  std::set<int> told;             // the ranks that have heard it
+  std::int64_t newest = 0;        // the highest iteration any pull request or push named
+  net::UpdateReport last_update;  // every push ack carries it (the aggregation)
 
   bool traced(std::int64_t iteration) const {
     return iteration >= trace_from && iteration < trace_from + trace_count;
@@ -116,6 +120,28 @@ struct PsServer::Impl {
   void send_error(const std::string& peer, const std::string& why) {
     send(peer, net::Header{net::MessageType::kError, -1, 0, 0, 0}, why.data(), why.size());
   }
+  // The job cannot go on: every worker that joined hears why, and the PS stops with it.
+  // Every worker that joined hears why at once; one that has not yet hears it at its next
+  // message. The PS stops (wait() throws why) once every rank has heard, or after its
+  // timeout.
+  void stop_job(const std::string& why, int told_rank = -1) {
+    if (!failure.empty()) return;
+    failure = why;
+    failed_at = Clock::now();
+    if (told_rank >= 0) told.insert(told_rank);
+    for (const auto& [rank, id] : members->peers()) {
+      send_error(id, why);
+      told.insert(rank);
+    }
+  }
+  // After stop_job: each message is answered with why; true once every rank has heard.
+  bool all_told() const { return static_cast<int>(told.size()) >= options.workers; }
+  // A worker's refusal at hello: to it, and (the job cannot run) to the others.
+  void refuse(const std::string& peer, int rank, const std::string& why) {
+    send_error(peer, "refused: " + why);
+    stop_job("worker " + std::to_string(rank) + " was refused: " + why, rank);
+  }
+  std::string config_conflict(const nlohmann::json& hello) const;
   void on_plans(const net::DecodeResult& m);
   void on_replan(const net::DecodeResult& m);
   // arrived: when the message was taken off the socket.
@@ -149,16 +175,18 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
   }
   if (rank < 0 || rank >= options.workers) return send_error(peer, members->join(rank, peer));
   if (hello["workers"].get<int>() != options.workers)
-    return send_error(peer,
-                      "refused: worker expects " + std::to_string(hello["workers"].get<int>()) +
-                          " workers, the PS runs a job of " + std::to_string(options.workers));
+    return refuse(peer, rank,
+                  "worker expects " + std::to_string(hello["workers"].get<int>()) +
+                      " workers, the PS runs a job of " + std::to_string(options.workers));
   const std::string model =
       options.model.empty() && !job.is_null() ? job["model"].get<std::string>() : options.model;
   if (!model.empty() && hello["model"].get<std::string>() != model)
-    return send_error(peer, "refused: worker runs model '" + hello["model"].get<std::string>() +
-                                "', the PS serves '" + model + "'");
+    return refuse(peer, rank,
+                  "worker runs model '" + hello["model"].get<std::string>() + "', the PS serves '" +
+                      model + "'");
+  if (const std::string c = config_conflict(hello); !c.empty()) return refuse(peer, rank, c);
   if (!job.is_null() && hello["unit_bytes"] != job["unit_bytes"])
-    return send_error(peer, "refused: unit layout differs from the other workers'");
+    return refuse(peer, rank, "unit layout differs from the other workers'");
   if (job.is_null()) {
     job = hello;
     if (hello.contains("trace_from") && hello.contains("trace_count") &&
@@ -174,6 +202,19 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
   net::Header welcome{net::MessageType::kHello, -1, 0, 0, 0};
   welcome.arrived_us = wire_us(arrived);  // the worker takes the clocks' offset from it
   send(peer, welcome, nullptr, 0);
+}
+
+// The first of the hello's settings that differs from the job's ("" when none does).
+std::string PsServer::Impl::config_conflict(const nlohmann::json& hello) const {
+  const auto c = hello.find("config");
+  if (c == hello.end() || !c->is_object()) return "";
+  for (const auto& [flag, value] : options.job.settings) {
+    const auto w = c->find(flag);
+    if (w != c->end() && w->is_string() && w->get_ref<const std::string&>() != value)
+      return "worker runs " + flag + " " + w->get<std::string>().substr(0, 100) + ", the job " +
+             flag + " " + value;
+  }
+  return "";
 }
 
 // The job's full-duplex plans (ps/agreement.h decides; this sends what it returns).
@@ -231,7 +272,25 @@ void PsServer::Impl::answer_pulls() {
 void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
                             Clock::time_point arrived) {
   const net::Header& h = m.header;
+  if (!failure.empty()) {  // the job has stopped: whoever speaks hears why
+    if (h.type != net::MessageType::kError) send_error(peer, failure);
+    if (h.sender >= 0 && h.sender < options.workers) told.insert(h.sender);
+    return;
+  }
   if (h.type == net::MessageType::kHello) return on_hello(peer, m, arrived);
+  if (h.type == net::MessageType::kJobConfig) {  // before a hello: any peer may ask
+    const std::string text = net::encode(options.job);
+    return send(peer, net::Header{net::MessageType::kJobConfig, -1, 0, 0, 0}, text.data(),
+                text.size());
+  }
+  // A worker's error: its own rank, and (a worker that refused the job before joining)
+  // a rank no other peer holds.
+  if (h.type == net::MessageType::kError && h.sender >= 0 && h.sender < options.workers &&
+      (members->is(h.sender, peer) || !members->peers().count(h.sender)))
+    return stop_job("worker " + std::to_string(h.sender) + " failed: " +
+                        std::string(reinterpret_cast<const char*>(m.payload),
+                                    std::min<std::size_t>(m.header.payload_bytes, 2000)),
+                    h.sender);
   if (!members->is(h.sender, peer)) {
     ++dropped;
     return log(std::string("dropped ") + net::to_string(h.type) +
@@ -321,6 +380,8 @@ void PsServer::Impl::run() {
   try {
     while (!stopping) {
       net::Inbound in;
+      if (!failure.empty() && (all_told() || Clock::now() - failed_at > options.timeout))
+        throw Error("ps: " + failure);
       if (!router->poll(Clock::now() + std::chrono::milliseconds(100), &in)) {
         if (std::chrono::steady_clock::now() - last_message > options.timeout) {
           const std::string missing = members->missing();

@@ -8,7 +8,9 @@
 //   std::vector<float> final = ps.wait();  // until every worker said goodbye
 //
 // Protocol (net/wire.h messages):
-//   worker -> hello {model, workers, unit_bytes}   PS -> hello (welcome) or error (refused)
+//   worker -> job-config                           PS -> job-config (the job's settings)
+//   worker -> hello {model, workers, unit_bytes,   PS -> hello (welcome) or error (refused)
+//                    config}
 //   worker 0 -> init (all initial parameters)      the store is created from it
 //   worker -> pull-request (t, a..b)               PS -> pull-reply as soon as a..b are at t
 //                                                  (flag in-order: and the worker's earlier
@@ -29,8 +31,10 @@
 // worker reported with its pushes of t - 1 (the compute that paced the barrier), and in
 // predicted_us the largest predicted iteration time (the slowest link's or device's).
 // A malformed or unexpected message is dropped with a logged reason naming the peer; it
-// never stops the server. A worker whose model, worker count or unit layout differs
-// from the job's is refused at hello with an error message saying what differs.
+// never stops the server. A worker whose model, worker count, settings or unit layout
+// differ from the job's is refused at hello with an error message saying what differs,
+// and the job stops: the PS tells every worker that has joined why, at once, and wait()
+// throws it. So does a worker's error (it failed, or refused the job's settings).
 #pragma once
 
 #include <atomic>
@@ -41,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/job_protocol.h"
 #include "optim/sgd.h"
 
 namespace dynacomm::ps {
@@ -49,6 +54,9 @@ struct ServerOptions {
   std::string listen = "tcp://127.0.0.1:0";  // port 0: a free port is chosen
   int workers = 1;
   std::string model;  // the job's model; "" = take worker 0's
+  // The job's settings, handed to each worker that asks before it joins (kJobConfig); a
+  // worker whose hello says otherwise is refused, and the job stops.
+  net::JobConfig job;
   optim::SgdOptions sgd;
   std::chrono::milliseconds timeout{60000};     // no message at all for this long: give up
   std::function<void(const std::string&)> log;  // dropped messages etc.; default stderr

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -434,7 +435,72 @@ TEST(PsCluster, AgreesOnePlanPerStrategyFromTheSlowestWorker) {
   ps.stop();
 }
 
-TEST(PsCluster, RefusesMismatchedWorkers) {
+// A hello of `model`, `workers` and (unless null) `config` as `rank`: "welcomed", or the
+// error the PS answered.
+std::string hello(net::Connection& c, const std::string& model, int workers, int rank,
+                  const nlohmann::json& config = nullptr) {
+  nlohmann::json h = {{"model", model}, {"workers", workers}, {"unit_bytes", unit_bytes()}};
+  if (!config.is_null()) h["config"] = config;
+  const std::string text = h.dump();
+  c.send(Header{MessageType::kHello, rank, 0, 0, 0}, text.data(), text.size());
+  try {
+    c.receive(5s, "the welcome");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "welcomed";
+}
+
+// What the PS's wait() threw ("" if it returned).
+std::string ps_error(PsServer& ps) {
+  try {
+    ps.wait();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+net::WireLimits limits(int workers) {
+  return net::WireLimits{unit_bytes(), workers - 1, 64 * 1024};
+}
+
+// A worker that does not fit the job is refused, and the worker that joined hears at
+// once that the job stops, and why (instead of waiting out its timeout).
+TEST(PsCluster, RefusesMismatchedWorkersAndTellsTheOthers) {
+  struct Case {
+    std::string model;
+    int workers;
+    nlohmann::json config;
+    std::string why;
+  };
+  const Case cases[] = {
+      {"resnet18", 2, nullptr, "worker runs model 'resnet18', the PS serves 'fake'"},
+      {"fake", 4, nullptr, "worker expects 4 workers, the PS runs a job of 2"},
+      {"fake", 2, {{"--batch", "64"}}, "worker runs --batch 64, the job --batch 32"},
+  };
+  for (const Case& k : cases) {
+    ServerOptions o = server_options(2);
+    o.job.settings = {{"--batch", "32"}, {"--scheduler", "auto"}};
+    PsServer ps(o);
+    ps.start();
+    net::Connection first(ps.endpoint(), limits(2)), second(ps.endpoint(), limits(2));
+    ASSERT_EQ(hello(first, "fake", 2, 0, {{"--batch", "32"}}), "welcomed");
+    EXPECT_EQ(hello(second, k.model, k.workers, 1, k.config),
+              "the PS at " + ps.endpoint() + " said: refused: " + k.why);
+    try {
+      first.receive(5s, "a pull reply");
+      FAIL() << "worker 0 was not told";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "the PS at " + ps.endpoint() + " said: worker 1 was refused: " + k.why);
+    }
+    EXPECT_EQ(ps_error(ps), "ps: worker 1 was refused: " + k.why);
+  }
+}
+
+// A rank out of range or garbage is refused or dropped without stopping the job.
+TEST(PsCluster, RefusesABadRankAndDropsGarbageButGoesOn) {
   std::mutex log_mu;
   std::string log;
   ServerOptions o = server_options(2);
@@ -444,26 +510,9 @@ TEST(PsCluster, RefusesMismatchedWorkers) {
   };
   PsServer ps(o);
   ps.start();
-  net::Connection c(ps.endpoint(), net::WireLimits{unit_bytes(), 1, 64 * 1024});
-  auto hello = [&](const std::string& model, int workers, int rank) {
-    std::string text =
-        nlohmann::json{{"model", model}, {"workers", workers}, {"unit_bytes", unit_bytes()}}.dump();
-    c.send(Header{MessageType::kHello, rank, 0, 0, 0}, text.data(), text.size());
-    try {
-      c.receive(5s, "the welcome");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("welcomed");
-  };
-  EXPECT_NE(
-      hello("resnet18", 2, 0).find("refused: worker runs model 'resnet18', the PS serves 'fake'"),
-      std::string::npos);
-  EXPECT_NE(hello("fake", 4, 0).find("refused: worker expects 4 workers, the PS runs a job of 2"),
-            std::string::npos);
-  EXPECT_NE(hello("fake", 2, 5).find("refused: rank 5"), std::string::npos);
-  EXPECT_EQ(hello("fake", 2, 0), "welcomed");
-  // Garbage never stops the server: it is dropped and counted.
+  net::Connection c(ps.endpoint(), limits(2));
+  EXPECT_NE(hello(c, "fake", 2, 5).find("refused: rank 5"), std::string::npos);
+  EXPECT_EQ(hello(c, "fake", 2, 0), "welcomed");
   c.send(Header{MessageType::kPush, 0, 0, 0, 9}, nullptr, 0);  // unit range out of the model
   std::this_thread::sleep_for(100ms);
   EXPECT_GE(ps.messages_dropped(), 1u);
@@ -472,6 +521,48 @@ TEST(PsCluster, RefusesMismatchedWorkers) {
                      "model's 0..3"),
             std::string::npos)
       << log;
+}
+
+// Before its hello a worker asks for the job's settings; they come back as given.
+TEST(PsCluster, HandsTheJobsConfigurationToAnyWorkerThatAsks) {
+  ServerOptions o = server_options(2);
+  o.job.settings = {{"--model", "fake"}, {"--batch", "32"}};
+  PsServer ps(o);
+  ps.start();
+  net::Connection c(ps.endpoint(), limits(2));
+  c.send(Header{MessageType::kJobConfig, 1, 0, 0, 0}, nullptr, 0);
+  const net::Message m = c.receive(5s, "the job's configuration");
+  ASSERT_EQ(m.header.type, MessageType::kJobConfig);
+  const net::JobConfig got = net::decode_job_config(m.payload(), m.header.payload_bytes);
+  auto sorted = [](std::vector<std::pair<std::string, std::string>> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(got.settings), sorted(o.job.settings));  // in any order
+  ps.stop();
+}
+
+// A worker that fails (or refuses the job's settings) says so; the PS tells the others at
+// once and stops.
+TEST(PsCluster, AWorkersFailureReachesTheOthersAtOnce) {
+  PsServer ps(server_options(2));
+  ps.start();
+  net::Connection first(ps.endpoint(), limits(2)), second(ps.endpoint(), limits(2));
+  ASSERT_EQ(hello(first, "fake", 2, 0), "welcomed");
+  const std::string why = "--batch 64 conflicts with the job's --batch 32";
+  second.send(Header{MessageType::kError, 1, 0, 0, 0}, why.data(), why.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    first.receive(5s, "a pull reply");
+    FAIL() << "worker 0 was not told";
+  } catch (const Timeout&) {
+    FAIL() << "worker 0 waited out its timeout";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the PS at " + ps.endpoint() + " said: worker 1 failed: " + why);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  EXPECT_EQ(ps_error(ps), "ps: worker 1 failed: " + why);
 }
 
 TEST(PsCluster, ClearErrorsForPortInUseAndMissingPs) {

@@ -2,21 +2,53 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "base/stats.h"
+#include "net/connection.h"
 #include "worker/comm.h"
 
 namespace dynacomm::worker {
 
+net::JobConfig ask_job_config(const std::string& ps, int rank, std::chrono::milliseconds timeout) {
+  net::Connection c(ps, net::WireLimits{{}, -1, 64 * 1024});
+  c.set_linger(std::chrono::milliseconds(0));
+  c.send(net::Header{net::MessageType::kJobConfig, rank, 0, 0, 0}, nullptr, 0);
+  const net::Message m = c.receive(
+      timeout, "the job's configuration (is `dynacomm ps` of this version running at " + ps + "?)");
+  if (m.header.type != net::MessageType::kJobConfig)
+    throw Error("the PS at " + ps + " answered a " + net::to_string(m.header.type) +
+                " to the request for the job's configuration");
+  try {
+    return net::decode_job_config(m.payload(), m.header.payload_bytes);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput("the PS at " + ps + ": " + e.what());
+  }
+}
+
+void tell_ps_failed(const std::string& ps, int rank, const std::string& why) {
+  try {
+    net::Connection c(ps, net::WireLimits{{}, -1, 64 * 1024});
+    c.set_linger(std::chrono::seconds(1));
+    const std::string text = why.substr(0, 2000);
+    c.send(net::Header{net::MessageType::kError, rank, 0, 0, 0}, text.data(), text.size());
+  } catch (const std::exception&) {  // the PS is gone or unreachable: nobody to tell
+  }
+}
+
 Joined join_job(net::Transport& conn, const WorkerOptions& o, const JobShape& shape,
                 const std::vector<float>& initial_params) {
-  const std::string hello = nlohmann::json{
-      {"model", o.model},
-      {"workers", o.workers},
-      {"unit_bytes", shape.atom_bytes},
-      {"total_iterations", shape.total_iterations},
-      {"trace_from", shape.trace_from},
-      {"trace_count",
-       shape.trace_count}}.dump();
+  nlohmann::json hello_json{{"model", o.model},
+                            {"workers", o.workers},
+                            {"unit_bytes", shape.atom_bytes},
+                            {"total_iterations", shape.total_iterations},
+                            {"trace_from", shape.trace_from},
+                            {"trace_count", shape.trace_count}};
+  if (!o.job_settings.empty()) {  // for the PS to check against the job's
+    nlohmann::json config = nlohmann::json::object();
+    for (const auto& [flag, value] : o.job_settings) config[flag] = value;
+    hello_json["config"] = config;
+  }
+  const std::string hello = hello_json.dump();
   Joined j;
   std::vector<double> ping_ms;
   // The PS took the hello off its socket about half way (NTP's estimate; off by at most

@@ -2,10 +2,13 @@
 // and rank 0's initial parameters.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "net/job_protocol.h"
 #include "net/transport.h"
 #include "worker/worker.h"
 
@@ -23,6 +26,12 @@ struct JobShape {
   std::int64_t total_iterations = 0;
   std::int64_t trace_from = 0, trace_count = 0;  // the iterations every process traces
 };
+
+// Before joining: the job's settings from the PS at `ps` (Timeout naming it).
+net::JobConfig ask_job_config(const std::string& ps, int rank, std::chrono::milliseconds timeout);
+// This worker cannot go on (it failed, or refused the job's settings): the PS at `ps` hears
+// why and tells the others. Best effort: it waits at most a second for the message to leave.
+void tell_ps_failed(const std::string& ps, int rank, const std::string& why);
 
 // Sends the hello five times (each waits for the welcome, Timeout naming the PS), then,
 // on rank 0, the initial parameters.

@@ -100,6 +100,10 @@ void RunLog::status(const WorkerResult& result, const char* phase, bool force) {
   if (recent_.size() >= 2)
     images_per_s = static_cast<double>(recent_.back().second - recent_.front().second) * o_.batch /
                    std::max(1e-9, ms_between(recent_.front().first, recent_.back().first) / 1e3);
+  // The plan in one word: its strategy (warm-up: the two it alternates).
+  const std::size_t id = static_cast<std::size_t>(r.plan_id);
+  const std::string strategy =
+      id >= 1 && id <= result.plans.size() ? result.plans[id - 1].scheduler : "warm-up";
   nlohmann::json acc = result.epoch_test_accuracy.empty()
                            ? nlohmann::json(nullptr)
                            : nlohmann::json(result.epoch_test_accuracy.back());
@@ -114,6 +118,7 @@ void RunLog::status(const WorkerResult& result, const char* phase, bool force) {
                                          {"bytes_up", total_up_},
                                          {"bytes_down", total_down_},
                                          {"plan_id", r.plan_id},
+                                         {"strategy", strategy},
                                          {"pull_segments", r.pull_segments},
                                          {"push_segments", r.push_segments},
                                          {"test_accuracy", acc}});

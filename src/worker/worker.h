@@ -99,6 +99,9 @@ struct WorkerOptions {
                                              // status-worker<R>.json (live progress,
                                              // rewritten at most twice a second)
   int trace_iterations = 5;                  // iterations after warm-up in the trace
+  // The job's settings as this worker runs them (flag, text; cli/job_flags.h): its hello
+  // carries them for the PS to check against the job's. Empty: not checked.
+  std::vector<std::pair<std::string, std::string>> job_settings;
   bool interactive = false;
 
   void validate() const;  // throws InvalidInput naming the option

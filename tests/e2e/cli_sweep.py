@@ -100,7 +100,8 @@ SWEEP = {
     "train": [[], {**JOB, **WORKER, **LAUNCH,
                    "--link": ["5:10mbit,10mbit,1ms", "1:10mbit,fast,1ms", "x"]}],
     "bench": [["--model", "cnn"], {**JOB, **WORKER, **LAUNCH, **BENCH}],
-    "worker": [["--ps", "tcp://127.0.0.1:9", "--rank", "0"],
+    # --workers given: the rank is checked against it before the PS is asked.
+    "worker": [["--ps", "tcp://127.0.0.1:9", "--rank", "0", "--workers", "2"],
                {**JOB, **WORKER, "--threads": ["0", "-1"], "--rank": ["-1", "2", "x"],
                 "--ps": ["tcp://127.0.0.1:99999", "nowhere"]}],
     "ps": [["--timeout", "1s"], {**JOB, "--listen": ["tcp://127.0.0.1:99999", "udp://x:1"]}],
