@@ -51,8 +51,6 @@ void add_worker_command(CLI::App& app) {
   for (const auto& [flag, value] : f->job.job_settings())
     cmd->get_option(flag)->group("The job's settings (the PS's; one given here must agree)");
   cmd->callback([f, cmd]() {
-    // The job's settings come from the PS; a flag given here that says otherwise is refused,
-    // and the PS tells the other workers at once.
     // This worker's own flags, checked before the PS is asked.
     (void)f->job.worker_options();
     try {
@@ -68,6 +66,8 @@ void add_worker_command(CLI::App& app) {
     };
     if (cmd->count("--workers") > 0) check_rank("--workers says the job");
     const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f->job.timeout_ms()));
+    // The job's settings come from the PS; a flag given here that says otherwise is refused,
+    // and the PS tells the other workers at once.
     const net::JobConfig job = worker::ask_job_config(f->ps, f->rank, timeout);
     try {
       f->job.adopt(job, *cmd, f->ps);
