@@ -75,10 +75,19 @@ void ChromeTrace::add_timeline(const plan::Timeline& timeline, const std::string
   }
 }
 
-void ChromeTrace::write(const std::string& path) const {
+void ChromeTrace::set_ps_clock() { trace_["otherData"] = {{"process", "ps"}}; }
+
+void ChromeTrace::set_clock_offset(int rank, std::optional<double> ps_minus_this_ms) {
+  trace_["otherData"] = {{"process", "worker"}, {"rank", rank}};
+  if (ps_minus_this_ms) trace_["otherData"][kClockOffsetKey] = *ps_minus_this_ms;
+}
+
+void ChromeTrace::write(const std::string& path) const { write_json(path, trace_); }
+
+void ChromeTrace::write_json(const std::string& path, const nlohmann::json& trace) {
   std::ofstream out(path);
   if (!out) throw Error(path + ": cannot write trace file");
-  out << trace_.dump() << "\n";
+  out << trace.dump() << "\n";
   if (!out) throw Error(path + ": write failed");
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "plan/model/simulate.h"
@@ -28,9 +29,16 @@ class ChromeTrace {
                    double at_ms, nlohmann::json args = nullptr);
   void name_process(int pid, const std::string& name);
   void name_track(int pid, int tid, const std::string& name);
+  // Whose clock the timestamps are on ("otherData" of the trace, report/trace_merge.h):
+  // the PS's own, or a worker's with the PS's clock minus this one's in ms (measured at the
+  // hello; absent when not measured).
+  void set_ps_clock();
+  void set_clock_offset(int rank, std::optional<double> ps_minus_this_ms);
+  static constexpr const char* kClockOffsetKey = "ps_clock_offset_ms";
 
   const nlohmann::json& json() const { return trace_; }
   void write(const std::string& path) const;
+  static void write_json(const std::string& path, const nlohmann::json& trace);
 
   // Track ids used by add_timeline.
   static constexpr int kCompute = 0, kDownlink = 1, kUplink = 2;

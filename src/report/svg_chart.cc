@@ -57,9 +57,11 @@ struct Svg {
       << "\" stroke=\"" << stroke << "\" stroke-width=\"" << width << "\"/>\n";
   }
   void rect(double x, double y, double w, double h, const std::string& fill,
-            const std::string& title = "") {
+            const std::string& title = "", double opacity = 1) {
     o << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << std::max(0.0, w)
-      << "\" height=\"" << std::max(0.0, h) << "\" fill=\"" << fill << "\">";
+      << "\" height=\"" << std::max(0.0, h) << "\" fill=\"" << fill << "\"";
+    if (opacity < 1) o << " fill-opacity=\"" << opacity << "\"";
+    o << ">";
     if (!title.empty()) o << "<title>" << esc(title) << "</title>";
     o << "</rect>\n";
   }
@@ -227,12 +229,18 @@ std::string render(const GanttChart& c) {
   const int row_h = 3 * lane_h + row_gap;
   const int height = top + static_cast<int>(c.rows.size()) * row_h + 70;
   const double plot_w = width - left - right;
-  double end = 0;
-  for (const GanttRow& r : c.rows)
-    for (const Interval& i : r.intervals) end = std::max(end, i.end_ms);
-  const std::vector<double> ticks = nice_ticks(0, std::max(end, 1.0), 8);
+  double begin = 0, end = 0;  // a full-duplex row's context starts before 0
+  for (const GanttRow& r : c.rows) {
+    end = std::max(end, r.period_ms);
+    for (const Interval& i : r.intervals) {
+      begin = std::min(begin, i.start_ms);
+      end = std::max(end, i.end_ms);
+    }
+  }
+  const std::vector<double> ticks = nice_ticks(begin, std::max(end, begin + 1.0), 8);
+  const double xmin = std::min(ticks.empty() ? begin : ticks.front(), begin);
   const double xmax = std::max(ticks.empty() ? 1.0 : ticks.back(), end);
-  auto tx = [&](double v) { return left + plot_w * v / xmax; };
+  auto tx = [&](double v) { return left + plot_w * (v - xmin) / (xmax - xmin); };
   auto colour = [](const std::string& kind) {
     if (kind == "forward") return "#4e79a7";
     if (kind == "backward") return "#a0cbe8";
@@ -255,8 +263,20 @@ std::string render(const GanttChart& c) {
     for (int l = 0; l < 3; ++l) s.text(left - 4, y0 + l * lane_h + 11, lanes[l], "end", 10);
     for (const Interval& i : c.rows[r].intervals)
       s.rect(tx(i.start_ms), y0 + i.lane * lane_h + 1, tx(i.end_ms) - tx(i.start_ms), lane_h - 2,
-             colour(i.kind), i.kind + " " + fmt(i.start_ms) + "-" + fmt(i.end_ms) + " ms");
+             colour(i.kind),
+             (i.context ? "neighbouring iteration's " : "") + i.kind + " " + fmt(i.start_ms) +
+                 "-" + fmt(i.end_ms) + " ms",
+             i.context ? 0.3 : 1.0);
+    if (const double p = c.rows[r].period_ms; p > 0) {  // this iteration's start and the next's
+      s.line(tx(0), y0 - 2, tx(0), y0 + 3 * lane_h + 2, "#000", 1.5);
+      s.line(tx(p), y0 - 2, tx(p), y0 + 3 * lane_h + 2, "#000", 1.5);
+      s.text(tx(p) + 3, y0 - 3, "next iteration: period " + fmt(p) + " ms", "start", 10);
+    }
   }
+  if (begin < 0)
+    s.text(left + plot_w / 2, bottom_y + 50,
+           "full duplex: faded bars are the neighbouring iterations' work overlapping this one",
+           "middle", 11);
   double lx = left;
   for (const char* k : {"forward", "backward", "pull", "push"}) {
     s.rect(lx, height - 22, 14, 10, colour(k));

@@ -36,15 +36,20 @@ struct LineChart {
   double x_min = std::nan(""), x_max = std::nan("");
 };
 
-// One row per strategy, three lanes each (compute, downlink, uplink), time from 0.
+// One row per strategy, three lanes each (compute, downlink, uplink), time from 0 (the
+// iteration's start). A full-duplex row shows the steady state: the neighbouring
+// iterations' work that overlaps this one, drawn faded (`context`), and the period (the next
+// iteration's start) as a marker, so a span longer than the period reads as overlap.
 struct Interval {
   double start_ms, end_ms;
   int lane;          // 0 compute, 1 downlink, 2 uplink
   std::string kind;  // "forward", "backward", "pull", "push": sets the colour
+  bool context = false;  // the previous or next iteration's, not this one's
 };
 struct GanttRow {
   std::string label;
   std::vector<Interval> intervals;
+  double period_ms = 0;  // > 0: where the next iteration starts, marked
 };
 struct GanttChart {
   std::string title;

@@ -1,5 +1,7 @@
 #include "report/svg_chart.h"
 
+#include <regex>
+
 #include <gtest/gtest.h>
 
 namespace dynacomm::report {
@@ -36,6 +38,21 @@ TEST(SvgChart, LineAndGanttChartsNameTheirSeriesAndLanes) {
   const std::string b = render(g);
   for (const char* s : {">compute<", ">down<", ">up<", ">dynacomm<", "pull 0-5 ms"})
     EXPECT_NE(b.find(s), std::string::npos) << s;
+}
+
+TEST(SvgChart, AFullDuplexGanttRowShowsItsNeighboursAndItsPeriod) {
+  GanttRow fd{"dynacomm-fd", {{-30, -10, 1, "pull", false}, {0, 40, 0, "forward"},
+                              {-50, -5, 0, "backward", true}, {60, 90, 2, "push"}},
+              70};
+  const std::string b = render(GanttChart{"steady state", {fd}});
+  EXPECT_NE(b.find("neighbouring iteration's backward -50--5 ms"), std::string::npos);
+  EXPECT_NE(b.find("fill-opacity=\"0.3\""), std::string::npos);
+  EXPECT_NE(b.find("next iteration: period 70 ms"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(b, std::regex(">-[0-9]+<"))) << "the axis starts before 0";
+  GanttRow plain{"dynacomm", {{0, 5, 1, "pull"}, {5, 9, 0, "forward"}}};
+  const std::string a = render(GanttChart{"one iteration", {plain}});
+  EXPECT_EQ(a.find("fill-opacity"), std::string::npos);
+  EXPECT_EQ(a.find("period"), std::string::npos);
 }
 
 TEST(SvgChart, TimeSeriesOnAFixedRangeStackUnderEachOther) {
