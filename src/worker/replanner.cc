@@ -149,7 +149,10 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
   if (replanning_.valid() || !policy_.due(it + 1) ||
       !cadence_.may_start(ms_between(c_.started, Clock::now()), estimates_if_asked))
     return;
-  if (cadence_.started_early()) {
+  // Said only where the back-off it skips is worth a line (a search of a quarter second
+  // or more waits a second or more): a fast planner on a jittery fast link would say it
+  // every few iterations and bury the progress line.
+  if (cadence_.started_early() && cadence_.last_took_ms() >= 250) {
     char factor[96];
     std::snprintf(factor, sizeof factor, "x%.2f from those the last search (%.1f s) ran on",
                   cadence_.last_move(), cadence_.last_took_ms() / 1e3);
