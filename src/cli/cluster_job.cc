@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,34 +17,23 @@
 #include "cluster/status.h"
 #include "plan/replan/trace_file.h"
 #include "report/run_folder.h"
+#include "report/trace_merge.h"
 
 namespace dynacomm::cli {
 
 namespace {
 
-// One Chrome trace for the run: every worker's and the PS's events on the shared
-// monotonic clock,
-// shifted so the first event is at 0.
+// One Chrome trace for the run (report/trace_merge.h): the processes share this machine's
+// steady clock; the parts are removed once merged.
 void merge_traces(const report::RunFolder& run, int workers) {
-  nlohmann::json events = nlohmann::json::array();
-  double t0 = -1;
   std::vector<std::string> parts;
-  for (int r = 0; r < workers; ++r) parts.push_back("trace-worker" + std::to_string(r) + ".json");
-  parts.push_back("trace-ps.json");
-  for (const std::string& name : parts) {
-    std::ifstream in(run.file(name));
-    if (!in) continue;
-    nlohmann::json part = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!part.is_object() || !part.contains("traceEvents")) continue;
-    for (auto& e : part["traceEvents"]) {
-      if (e.contains("ts") && (t0 < 0 || e["ts"].get<double>() < t0)) t0 = e["ts"].get<double>();
-      events.push_back(e);
-    }
-    std::remove(run.file(name).c_str());
-  }
-  for (auto& e : events)
-    if (e.contains("ts")) e["ts"] = e["ts"].get<double>() - t0;
-  run.write_json("trace.json", {{"traceEvents", events}, {"displayTimeUnit", "ms"}});
+  for (int r = 0; r < workers; ++r) parts.push_back(run.file("trace-worker" + std::to_string(r) + ".json"));
+  parts.push_back(run.file("trace-ps.json"));
+  parts.erase(std::remove_if(parts.begin(), parts.end(),
+                             [](const std::string& p) { return !std::ifstream(p); }),
+              parts.end());
+  run.write_json("trace.json", report::merge_traces(parts, report::Clocks::kShared));
+  for (const std::string& p : parts) std::remove(p.c_str());
 }
 
 }  // namespace
@@ -98,7 +88,8 @@ std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_
 
 RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
                            const std::string& run_dir, int threads,
-                           cluster::NetnsTopology* topology) {
+                           cluster::NetnsTopology* topology,
+                           const cluster::StatusStyle& style) {
   validate_job(j, per_worker);  // every flag, before any process starts
   // --net netns: the PS and each worker in their own network namespace, the links shaped
   // by tbf; a topology made here is removed when this function leaves, however it leaves.
@@ -167,7 +158,7 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
   auto show = [&](bool final) {
     const std::string line = cluster::render_status(
         cluster::read_statuses(run_dir, j.workers),
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), style);
     if (interactive) {
       std::fprintf(stderr, "\r%s%s", line.c_str(),
                    std::string(drawn > line.size() ? drawn - line.size() : 0, ' ').c_str());

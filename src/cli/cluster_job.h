@@ -12,6 +12,7 @@
 #include "cli/job_flags.h"
 #include "cli/run_summary.h"
 #include "cluster/netns.h"
+#include "cluster/status.h"
 
 namespace dynacomm::cli {
 
@@ -23,9 +24,11 @@ std::vector<JobFlags> per_worker_flags(const JobFlags& job, const std::vector<st
 // when null), shows the combined progress line, waits, merges the traces into
 // run_dir/trace.json and returns rank 0's summary.json (cli/run_summary.h). Throws Error naming the
 // process that failed.
+// `style`: how the progress line reads (a bench's label and turns; cluster/status.h).
 RunSummary run_cluster_job(const JobFlags& job, const std::vector<JobFlags>& per_worker,
                            const std::string& run_dir, int threads,
-                           cluster::NetnsTopology* topology);
+                           cluster::NetnsTopology* topology,
+                           const cluster::StatusStyle& style = {});
 
 // Checks every flag of the job and of each worker (options, traces for their ranks, the
 // data folder) as the PS and the workers would, so a bad value fails before anything

@@ -11,5 +11,6 @@ void add_train_command(CLI::App& app);
 void add_ps_command(CLI::App& app);
 void add_worker_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_trace_command(CLI::App& app);
 
 }  // namespace dynacomm::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   return run_app(argc, argv, [](CLI::App& app) {
     add_plan_command(app);
     add_ps_command(app);
+    add_trace_command(app);
     // Listed in the help; run by dynacomm-compute (above, before parsing).
     for (const auto& [name, summary] : compute_commands())
       app.add_subcommand(name, summary)->allow_extras()->prefix_command();

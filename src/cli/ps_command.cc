@@ -51,6 +51,7 @@ void add_ps_command(CLI::App& app) {
       report::ChromeTrace trace;
       const int pid = f->job.workers;  // after the workers' processes
       trace.name_process(pid, "PS");
+      trace.set_ps_clock();
       for (int r = 0; r < f->job.workers; ++r)
         trace.name_track(pid, r, "requests of worker " + std::to_string(r));
       trace.name_track(pid, f->job.workers, "updates (aggregate + SGD)");

@@ -1,5 +1,8 @@
 #include "cli/run_summary.h"
 
+#include <cstdarg>
+#include <cstdio>
+
 #include "base/error.h"
 #include "plan/model/plan.h"
 #include "plan/model/profile.h"
@@ -45,6 +48,9 @@ RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
   s.predicted_ms = r.predicted_ms;
   s.predicted_sequential_ms = r.predicted_sequential_ms;
   s.predicted_slowest_ms = r.predicted_slowest_ms;
+  s.measured_sequential_ms = r.measured_sequential_ms;
+  s.measured_sequential_iterations = r.measured_sequential_iterations;
+  for (const auto& k : r.scheduler_ranking) s.scheduler_ranking.push_back({k.scheduler, k.predicted_ms});
   s.test_accuracy = r.test_accuracy;
   s.ideal_ms = r.ideal_ms;
   s.device_slowdown = job.device_slowdown;
@@ -102,6 +108,9 @@ nlohmann::json to_json(const RunSummary& s) {
                      {"plan", p.plan}});
   nlohmann::json changes = nlohmann::json::array();
   for (const auto& c : s.plan_changes) changes.push_back(to_json(c));
+  nlohmann::json ranking = nlohmann::json::array();
+  for (const auto& k : s.scheduler_ranking)
+    ranking.push_back({{"scheduler", k.scheduler}, {"predicted_ms", k.predicted_ms}});
   return {{"mode", "cluster"},
           {"scheduler", s.scheduler},
           {"scheduler_choice", s.scheduler_choice},
@@ -114,6 +123,9 @@ nlohmann::json to_json(const RunSummary& s) {
           {"predicted_ms", s.predicted_ms},
           {"predicted_sequential_ms", s.predicted_sequential_ms},
           {"predicted_slowest_ms", s.predicted_slowest_ms},
+          {"measured_sequential_ms", s.measured_sequential_ms},
+          {"measured_sequential_iterations", s.measured_sequential_iterations},
+          {"scheduler_ranking", ranking},
           {"test_accuracy", s.test_accuracy},
           {"bytes_of", "worker 0"},  // bytes_up, bytes_down: rank 0's, the whole run
           {"bytes_up", s.bytes_up},
@@ -164,6 +176,12 @@ RunSummary summary_from_json(const nlohmann::json& j) {
   s.predicted_ms = get<double>(j, "predicted_ms");
   s.predicted_sequential_ms = get<double>(j, "predicted_sequential_ms");
   s.predicted_slowest_ms = get<double>(j, "predicted_slowest_ms");
+  s.measured_sequential_ms = get<double>(j, "measured_sequential_ms");
+  s.measured_sequential_iterations = get<int>(j, "measured_sequential_iterations");
+  for (const auto& k : field(j, "scheduler_ranking", ""))
+    s.scheduler_ranking.push_back(
+        {get<std::string>(k, "scheduler", "a ranked strategy's "),
+         get<double>(k, "predicted_ms", "a ranked strategy's ")});
   s.test_accuracy = get<double>(j, "test_accuracy");
   s.ideal_ms = get<double>(j, "ideal_ms");
   s.device_slowdown = get<double>(j, "device_slowdown");
@@ -188,6 +206,55 @@ RunSummary summary_from_json(const nlohmann::json& j) {
   s.final_estimates = field(j, "final_estimates", "");
   s.profile = field(j, "profile", "");
   return s;
+}
+
+namespace {
+std::string text(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string text(const char* f, ...) {
+  char b[512];
+  va_list args;
+  va_start(args, f);
+  std::vsnprintf(b, sizeof b, f, args);
+  va_end(args);
+  return b;
+}
+}  // namespace
+
+std::vector<std::string> speed_report(const RunSummary& s) {
+  const std::string name = s.strategy();
+  const double measured = s.median_iteration_ms, predicted = s.predicted_ms;
+  std::vector<std::string> lines;
+  lines.push_back(text("%s: median iteration %.1f ms measured, %.1f ms predicted (%+.0f%%)",
+                       name.c_str(), measured, predicted,
+                       predicted > 0 ? 100 * (measured / predicted - 1) : 0.0));
+  if (name != "sequential") {
+    const double seq = s.measured_sequential_ms;
+    if (s.measured_sequential_iterations > 0 && seq > 0 && measured > 0) {
+      const double x = seq / measured;
+      lines.push_back(text(
+          "sequential, measured in the warm-up (%d iteration%s): %.1f ms; %s measured %.2fx %s "
+          "(predicted %.2fx faster)",
+          s.measured_sequential_iterations, s.measured_sequential_iterations > 1 ? "s" : "", seq,
+          name.c_str(), x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower",
+          predicted > 0 ? s.predicted_sequential_ms / predicted : 0.0));
+    } else if (predicted > 0) {
+      lines.push_back(text(
+          "sequential: %.1f ms predicted, not measured (the warm-up ran no warm sequential "
+          "iteration; --warmup 3 or more does); %s is predicted %.2fx faster",
+          s.predicted_sequential_ms, name.c_str(), s.predicted_sequential_ms / predicted));
+    }
+  }
+  if (s.scheduler_ranking.size() > 1) {
+    const RunSummary::Ranked& next = s.scheduler_ranking[1];
+    if (measured > next.predicted_ms)
+      lines.push_back(text(
+          "note: %s measured %.1f ms, slower than the runner-up %s's prediction (%.1f ms); "
+          "predictions are not measurements: `dynacomm bench --schedulers %s,%s` measures both "
+          "on one cluster",
+          name.c_str(), measured, next.scheduler.c_str(), next.predicted_ms, name.c_str(),
+          next.scheduler.c_str()));
+  }
+  return lines;
 }
 
 std::string RunSummary::strategy() const {

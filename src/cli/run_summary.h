@@ -44,6 +44,14 @@ struct RunSummary {
   std::int64_t bytes_up = 0, bytes_down = 0;
   double median_iteration_ms = 0, predicted_ms = 0, predicted_sequential_ms = 0;
   double predicted_slowest_ms = 0;  // the largest any worker predicted (0: none)
+  // The warm-up's sequential iterations, measured (0 iterations: none warm).
+  double measured_sequential_ms = 0;
+  int measured_sequential_iterations = 0;
+  struct Ranked {  // --scheduler auto: every strategy's prediction for the job, fastest first
+    std::string scheduler;
+    double predicted_ms = 0;
+  };
+  std::vector<Ranked> scheduler_ranking;
   double test_accuracy = 0, ideal_ms = 0, device_slowdown = 1;
   std::vector<Plan> plans;
   std::vector<PlanChange> plan_changes;
@@ -58,6 +66,12 @@ struct RunSummary {
   std::int64_t params() const;  // the profile's parameters, all units
   std::size_t units() const;
 };
+
+// What the end of a run says of its speed, one line each: the strategy's measured median
+// against its prediction; against sequential, measured against measured where the warm-up
+// ran a warm sequential iteration (predictions where it did not, and it says so); and, for
+// --scheduler auto, when the measurement came out slower than a runner-up's prediction.
+std::vector<std::string> speed_report(const RunSummary& s);
 
 RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r);
 nlohmann::json to_json(const RunSummary& s);

@@ -81,16 +81,14 @@ void run_cluster(const TrainFlags& f) {
   }
   cluster::install_interrupt_handler();
   const RunSummary s = run_cluster_job(j, per_worker, run_dir, threads, nullptr);
-  const double median = s.median_iteration_ms, seq = s.predicted_sequential_ms,
-               pred = s.predicted_ms;
   std::printf("test accuracy %.2f%% after %lld iterations\n", 100 * s.test_accuracy,
               static_cast<long long>(s.iterations));
-  std::printf(
-      "median iteration %.1f ms with %s (predicted %.1f ms); sequential would take %.1f ms "
-      "(predicted): the plan is predicted %.2fx faster\n",
-      median, s.strategy().c_str(), pred, seq, pred > 0 ? seq / pred : 0.0);
+  const std::vector<std::string> speed = speed_report(s);
+  std::printf("%s\n", speed.front().c_str());
   if (!s.scheduler_choice.empty())
     std::printf("--scheduler auto: %s\n", s.scheduler_choice.c_str());
+  for (std::size_t i = 1; i < speed.size(); ++i) std::printf("%s\n", speed[i].c_str());
+  const double pred = s.predicted_ms;
   // Under BSP the slowest worker sets the pace; worker 0's own figures above are for its
   // link and device.
   if (const double slowest = s.predicted_slowest_ms; slowest > 1.05 * pred)

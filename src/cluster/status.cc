@@ -42,7 +42,27 @@ std::string clock_text(double s) {  // "0:42", "1:02:05"
 }
 }  // namespace
 
-std::string render_status(const std::vector<nlohmann::json>& statuses, double elapsed_s) {
+namespace {
+// "epoch 1/2", or a rotation's "warm-up" / "turn 5/12".
+std::string stage(std::int64_t it, std::int64_t total, int epoch, int epochs,
+                  const StatusStyle& style) {
+  char b[64];
+  if (style.block <= 0) {
+    std::snprintf(b, sizeof b, "epoch %d/%d", epoch, epochs);
+  } else if (it <= style.warmup) {
+    return "warm-up";
+  } else {  // the job ends one iteration past its last turn (cli/bench/strategies.cc)
+    const std::int64_t turns = std::max<std::int64_t>(1, (total - style.warmup - 1) / style.block);
+    const std::int64_t turn = std::min(turns, (it - 1 - style.warmup) / style.block + 1);
+    std::snprintf(b, sizeof b, "turn %lld/%lld", static_cast<long long>(turn),
+                  static_cast<long long>(turns));
+  }
+  return b;
+}
+}  // namespace
+
+std::string render_status(const std::vector<nlohmann::json>& statuses, double elapsed_s,
+                          const StatusStyle& style) {
   std::int64_t it = -1, total = 0;
   int epoch = 0, epochs = 0;
   double rate = 0, up = 0, down = 0;
@@ -69,7 +89,8 @@ std::string render_status(const std::vector<nlohmann::json>& statuses, double el
     const std::string p = field<std::string>(s, "phase", "");
     if (phase.empty() || p == "warm-up") phase = p;
   }
-  if (reporting == 0) return "waiting for the workers to start";
+  const std::string label = style.label.empty() ? "" : style.label + "  ";
+  if (reporting == 0) return label + "waiting for the workers to start";
   std::string when;  // the time so far, and what is left at that pace
   if (elapsed_s >= 0) {
     when = "  " + clock_text(elapsed_s);
@@ -77,10 +98,10 @@ std::string render_status(const std::vector<nlohmann::json>& statuses, double el
   }
   char line[320];
   int n = std::snprintf(line, sizeof line,
-                        "it %lld/%lld  epoch %d/%d%s  loss %s  %.0f img/s  up/down %.1f/%.1f MB "
+                        "%sit %lld/%lld  %s%s  loss %s  %.0f img/s  up/down %.1f/%.1f MB "
                         "per worker (%.1f/%.1f total)",
-                        static_cast<long long>(it), static_cast<long long>(total), epoch, epochs,
-                        when.c_str(), losses.c_str(), rate, up / reporting / 1e6,
+                        label.c_str(), static_cast<long long>(it), static_cast<long long>(total),
+                        stage(it, total, epoch, epochs, style).c_str(), when.c_str(), losses.c_str(), rate, up / reporting / 1e6,
                         down / reporting / 1e6, up / 1e6, down / 1e6);
   std::string out(line, static_cast<std::size_t>(std::max(0, std::min<int>(n, sizeof line - 1))));
   const nlohmann::json& first = statuses.empty() ? nlohmann::json() : statuses[0];

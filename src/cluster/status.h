@@ -6,6 +6,7 @@
 //   std::cerr << "\r" << render_status(s);
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -23,6 +24,15 @@ std::vector<nlohmann::json> read_statuses(const std::string& run_dir, int worker
 // is left at the pace so far, each worker's loss, the sum of the rates and bytes, the plan
 // of rank 0, and the latest test accuracy (rank 0). "waiting for the workers to start"
 // before any status exists.
-std::string render_status(const std::vector<nlohmann::json>& statuses, double elapsed_s = -1);
+//
+// A bench (StatusStyle with a rotation) leads with its label and counts the rotation's turns
+// instead of epochs: "bench 100mbit (2/5)  it 40/130  turn 5/12  0:42, ~1:40 left  ...".
+struct StatusStyle {
+  std::string label;  // leads the line (empty: nothing)
+  // A rotation: `warmup` iterations, then turns of `block` iterations (block 0: no rotation).
+  std::int64_t warmup = 0, block = 0;
+};
+std::string render_status(const std::vector<nlohmann::json>& statuses, double elapsed_s = -1,
+                          const StatusStyle& style = {});
 
 }  // namespace dynacomm::cluster

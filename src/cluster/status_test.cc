@@ -42,6 +42,22 @@ TEST(ClusterStatus, CombinesAllWorkers) {
             "worker (3.0/5.0 total)  warm-up: 3 pull + 2 push segments  test acc 85.12%");
 }
 
+TEST(ClusterStatus, ABenchCountsItsTurnsNotEpochs) {
+  // warm-up 3, 2 strategies x 2 turns of 3 iterations, + 1: 16 iterations.
+  auto at = [](std::int64_t it) {
+    nlohmann::json s = status(0, it, 0.5, 100);
+    s["iterations"] = 16;
+    return std::vector<nlohmann::json>{s};
+  };
+  const StatusStyle bench{"bench 100mbit (2/5)", 3, 3};
+  EXPECT_EQ(render_status(at(2), -1, bench).substr(0, 37), "bench 100mbit (2/5)  it 2/16  warm-up");
+  EXPECT_EQ(render_status(at(4), -1, bench).substr(0, 38), "bench 100mbit (2/5)  it 4/16  turn 1/4");
+  EXPECT_EQ(render_status(at(9), -1, bench).substr(0, 38), "bench 100mbit (2/5)  it 9/16  turn 2/4");
+  EXPECT_EQ(render_status(at(16), -1, bench).substr(0, 39), "bench 100mbit (2/5)  it 16/16  turn 4/4");
+  EXPECT_EQ(render_status({nullptr}, -1, bench),
+            "bench 100mbit (2/5)  waiting for the workers to start");
+}
+
 TEST(ClusterStatus, MissingOrGarbledStatusesAreNotFatal) {
   EXPECT_EQ(render_status({nullptr, nullptr}), "waiting for the workers to start");
   std::vector<nlohmann::json> s = {nullptr, status(1, 5, 1.0, 10)};

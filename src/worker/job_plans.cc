@@ -73,11 +73,13 @@ void agree_on_plans(Comm& comm, const WorkerOptions& o, const plan::ModelProfile
 WorkerResult::PlanInfo choose(const WorkerOptions& o,
                               const std::vector<WorkerResult::PlanInfo>& plans,
                               const std::vector<double>& job_ms, std::ostream& progress,
-                              std::string& choice) {
+                              std::string& choice,
+                              std::vector<WorkerResult::Ranked>& ranking) {
   std::vector<std::size_t> order(plans.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return job_ms[a] < job_ms[b]; });
+  for (std::size_t k : order) ranking.push_back({plans[k].scheduler, job_ms[k]});
   WorkerResult::PlanInfo best = plans[order.front()];
   best.id = 1;
   char line[96];
@@ -102,7 +104,8 @@ std::vector<WorkerResult::PlanInfo> first_plans(Comm& comm, const WorkerOptions&
                                                 const plan::LinkProfile& link,
                                                 const plan::PlannerOptions& planner,
                                                 const plan::Slicing& slicing,
-                                                std::ostream& progress, std::string& choice) {
+                                                std::ostream& progress, std::string& choice,
+                                                std::vector<WorkerResult::Ranked>& ranking) {
   std::vector<WorkerResult::PlanInfo> plans;
   const std::vector<std::string> schedulers = planned_schedulers(o);
   for (std::size_t k = 0; k < schedulers.size(); ++k) {
@@ -116,7 +119,7 @@ std::vector<WorkerResult::PlanInfo> first_plans(Comm& comm, const WorkerOptions&
   if (o.workers > 1)
     agree_on_plans(comm, o, profile, link, planner, slicing, plans, job_ms, progress);
   if (o.scheduler == plan::kAutoScheduler && o.rotation.empty())
-    plans = {choose(o, plans, job_ms, progress, choice)};
+    plans = {choose(o, plans, job_ms, progress, choice, ranking)};
   return plans;
 }
 

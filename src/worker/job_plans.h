@@ -25,12 +25,14 @@ plan::Plan plan_from_peer(const nlohmann::json& j, const plan::ModelProfile& pro
 // each with its prediction and ideal, ids from 1; with several workers the full-duplex
 // ones are agreed through the PS (Timeout / Error naming the wait). --scheduler auto:
 // every strategy is planned, and the one predicted fastest for the job is the only plan
-// returned; `choice` says which and why.
+// returned; `choice` says which and why, `ranking` lists every strategy's prediction for the
+// job, fastest first.
 std::vector<WorkerResult::PlanInfo> first_plans(Comm& comm, const WorkerOptions& o,
                                                 const plan::ModelProfile& profile,
                                                 const plan::LinkProfile& link,
                                                 const plan::PlannerOptions& planner,
                                                 const plan::Slicing& slicing,
-                                                std::ostream& progress, std::string& choice);
+                                                std::ostream& progress, std::string& choice,
+                                                std::vector<WorkerResult::Ranked>& ranking);
 
 }  // namespace dynacomm::worker

@@ -62,16 +62,24 @@ void RunLog::plan_changed(std::int64_t it, int plan_id, const std::string& why, 
                       {"predicted_best_ms", best_ms}});
 }
 
-void RunLog::write_trace() const {
+void RunLog::write_trace(std::optional<double> ps_clock_offset_ms) {
+  trace_.set_clock_offset(o_.rank, ps_clock_offset_ms);
   if (!o_.out_dir.empty())
     report::RunFolder(o_.out_dir)
         .write_json("trace-worker" + std::to_string(o_.rank) + ".json", trace_.json());
 }
 
-void RunLog::epoch_begins(int epoch, std::int64_t steps) {
+int RunLog::epochs_run(std::int64_t steps_per_epoch) const {
+  if (steps_per_epoch <= 0) return o_.epochs;
+  // --iterations may end the job before its epochs do (a bench's always does).
+  return static_cast<int>(
+      std::min<std::int64_t>(o_.epochs, (total_ + steps_per_epoch - 1) / steps_per_epoch));
+}
+
+void RunLog::epoch_begins(int epoch, std::int64_t steps, std::int64_t steps_per_epoch) {
   if (o_.rank == 0)
     bar_ = std::make_unique<report::ProgressBar>(
-        progress_, "epoch " + std::to_string(epoch) + "/" + std::to_string(o_.epochs), steps,
+        progress_, "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs_run(steps_per_epoch)), steps,
         o_.interactive, "img");
 }
 
@@ -112,7 +120,7 @@ void RunLog::status(const WorkerResult& result, const char* phase, bool force) {
                                          {"iteration", r.iteration + 1},
                                          {"iterations", total_},
                                          {"epoch", r.epoch},
-                                         {"epochs", o_.epochs},
+                                         {"epochs", epochs_run(result.steps_per_epoch)},
                                          {"loss", r.loss},
                                          {"images_per_s", images_per_s},
                                          {"bytes_up", total_up_},

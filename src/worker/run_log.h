@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -39,10 +40,11 @@ class RunLog {
   void plan_changed(std::int64_t it, int plan_id, const std::string& why, double current_ms,
                     double best_ms);
   // The trace file (trace-worker<R>.json in the run folder, when there is one).
-  void write_trace() const;
+  // Writes trace-worker<R>.json, recording the PS's clock offset for `dynacomm trace merge`.
+  void write_trace(std::optional<double> ps_clock_offset_ms);
 
   // An epoch begins (rank 0: a fresh progress bar for its `steps` iterations).
-  void epoch_begins(int epoch, std::int64_t steps);
+  void epoch_begins(int epoch, std::int64_t steps, std::int64_t steps_per_epoch);
   // An iteration is done: the bar, and the status file at most twice a second (`force`:
   // now). `result` holds the iterations so far.
   void iteration_done(const WorkerResult& result, std::int64_t step, const char* phase);
@@ -50,6 +52,8 @@ class RunLog {
   void bar_finish(const std::string& text);
 
  private:
+  // The epochs the job runs: --epochs, or fewer where --iterations ends it first.
+  int epochs_run(std::int64_t steps_per_epoch) const;
   const WorkerOptions& o_;
   std::int64_t total_, trace_from_, trace_count_;
   std::ostream& progress_;

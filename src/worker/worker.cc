@@ -304,13 +304,18 @@ void summarise(const WorkerOptions& o, const Estimators& est, const plan::ModelP
       p.ideal_final_ms = plan::ideal_ms(last.profile, last.link, p.plan);
     }
   }
-  std::vector<double> times, slowest;
+  std::vector<double> times, slowest, sequential;
   for (const auto& r : result.iterations) {
+    // The warm-up alternates sequential (even) and layerwise (odd); 0 is cold.
+    if (r.iteration < o.warmup && r.iteration % 2 == 0 && r.iteration > 0 && r.ms > 0)
+      sequential.push_back(r.ms);
     if (r.iteration >= o.warmup && r.ms > 0) times.push_back(r.ms);
     if (r.iteration >= o.warmup && r.predicted_slowest_ms > 0)
       slowest.push_back(r.predicted_slowest_ms);
   }
   result.median_iteration_ms = median(times);
+  result.measured_sequential_ms = sequential.empty() ? 0 : median(sequential);
+  result.measured_sequential_iterations = static_cast<int>(sequential.size());
   result.predicted_slowest_ms = slowest.empty() ? result.predicted_ms : median(slowest);
 }
 
@@ -408,15 +413,18 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     if (step == 0) {
       order = share.mine;
       data::shuffle(order, o.seed * 1000003 + static_cast<std::uint64_t>(epoch));
-      log.epoch_begins(epoch, std::min(share.steps_per_epoch, share.total - it));
+      log.epoch_begins(epoch, std::min(share.steps_per_epoch, share.total - it), share.steps_per_epoch);
     }
+    // The last warm-up iteration ends here: planning, below, is no part of it.
+    const auto warmup_end = Clock::now();
     if (it == o.warmup) {  // plan from what the warm-up measured
       const Calibrated c =
           calibration.finish(it, tracker, estimators, rotation.compute, profile, given_link, link);
       link = c.link;
       planner = c.planner;
       result.plans =
-          first_plans(comm, o, profile, link, planner, slicing, progress, result.scheduler_choice);
+          first_plans(comm, o, profile, link, planner, slicing, progress, result.scheduler_choice,
+                      result.scheduler_ranking);
       record_first_plans(o, c, profile, result);
       replanner.start(it, planner, link);
     }
@@ -433,7 +441,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       predicted_ms = info.predicted_ms;
     }
     const auto now = Clock::now();
-    if (it > 0) result.iterations.back().ms = ms_between(iteration_start, now);
+    if (it > 0)
+      result.iterations.back().ms = ms_between(iteration_start, it == o.warmup ? warmup_end : now);
     iteration_start = now;
     comm.begin_iteration(it, slicing.lift(plan), predicted_ms);
 
@@ -481,7 +490,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   // The last iteration's pushes are acknowledged while the job ends: into the trace too.
   for (const auto& e : comm.take_link_events()) log.transfer(e);
   model->set_observer(nullptr);
-  log.write_trace();
+  log.write_trace(result.ps_clock_offset_ms);
   summarise(o, estimators, profile, given_link, comm.latency_ms(), result);
   if (!o.rotation.empty() && o.rank == 0)  // for the bench's re-prediction
     result.rotation_log = finish_rotation_log(std::move(rotation), o, result, profile, given_link,

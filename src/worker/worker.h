@@ -144,8 +144,14 @@ struct WorkerResult {
     double ideal_ms = 0, ideal_final_ms = 0;  // of the model the plan runs under
                                               // (phase-separated or full duplex)
   };
-  // --scheduler auto: which strategy was chosen, and why (empty otherwise).
+  // --scheduler auto: which strategy was chosen, and why (empty otherwise), and every
+  // strategy with its prediction for the job, fastest first.
   std::string scheduler_choice;
+  struct Ranked {
+    std::string scheduler;
+    double predicted_ms;
+  };
+  std::vector<Ranked> scheduler_ranking;
   std::vector<PlanInfo> plans;  // every plan used after warm-up (the rotation's, or the
                                 // first and each re-plan's)
   struct PlanChange {
@@ -159,6 +165,10 @@ struct WorkerResult {
                                // (DESIGN.md); a full-duplex plan's is in its PlanInfo
   plan::ModelProfile profile;  // measured during warm-up
   double predicted_ms = 0, predicted_sequential_ms = 0;
+  // The warm-up's sequential iterations, measured (the cold first one left out): the median
+  // and how many (0: the warm-up ran none warm, as with --warmup 1 or 2).
+  double measured_sequential_ms = 0;
+  int measured_sequential_iterations = 0;
   // The job's prediction: the median over the iterations after warm-up of the largest
   // prediction any worker sent (predicted_slowest_ms); this worker's own predicted_ms
   // where none came back. Above predicted_ms when another worker's link or device is slower.

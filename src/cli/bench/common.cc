@@ -26,23 +26,61 @@ Stats stats_of(std::vector<double> v) {
   return s;
 }
 
-// The intervals of one traced iteration of worker 0, from the merged trace.
-report::GanttRow gantt_row(const nlohmann::json& trace, const std::string& label,
-                           std::int64_t iteration) {
-  report::GanttRow row{label, {}};
-  double t0 = 1e300;
-  std::vector<report::Interval> raw;
+// Worker 0's traced events of iterations first..last, with their iteration.
+namespace {
+struct TracedEvent {
+  std::int64_t iteration;
+  report::Interval interval;
+};
+std::vector<TracedEvent> traced_events(const nlohmann::json& trace, std::int64_t first,
+                                       std::int64_t last) {
+  std::vector<TracedEvent> out;
   for (const auto& e : trace["traceEvents"]) {
     if (e.value("ph", "") != "X" || e.value("pid", -1) != 0 || !e.contains("args") ||
-        !e["args"].is_object() || e["args"].value("iteration", std::int64_t{-1}) != iteration)
+        !e["args"].is_object())
       continue;
+    const std::int64_t it = e["args"].value("iteration", std::int64_t{-1});
+    if (it < first || it > last) continue;
     const std::string cat = e.value("cat", "");
     const int lane = cat == "pull" ? 1 : cat == "push" ? 2 : 0;
     const double s = e["ts"].get<double>() / 1000, d = e["dur"].get<double>() / 1000;
-    raw.push_back({s, s + d, lane, cat});
-    if (cat != "push") t0 = std::min(t0, s);  // the iteration starts with its pulls
+    out.push_back({it, {s, s + d, lane, cat, false}});
   }
-  for (auto& i : raw) row.intervals.push_back({i.start_ms - t0, i.end_ms - t0, i.lane, i.kind});
+  return out;
+}
+}  // namespace
+
+report::GanttRow gantt_row(const nlohmann::json& trace, const std::string& label,
+                           std::int64_t iteration, bool full_duplex) {
+  report::GanttRow row{label, {}, 0};
+  const std::vector<TracedEvent> events =
+      traced_events(trace, iteration - (full_duplex ? 1 : 0), iteration + (full_duplex ? 1 : 0));
+  // Phase-separated: the iteration starts with its pulls. Full duplex: with its forward
+  // pass (its pulls went out during the previous backward), and the next one's forward
+  // starts a period later.
+  double t0 = 1e300, next = 1e300, own_begin = 1e300, own_end = -1e300;
+  for (const TracedEvent& e : events) {
+    const report::Interval& i = e.interval;
+    if (e.iteration == iteration) {
+      own_begin = std::min(own_begin, i.start_ms);
+      own_end = std::max(own_end, i.end_ms);
+      if (full_duplex ? i.kind == "forward" : i.kind != "push") t0 = std::min(t0, i.start_ms);
+    } else if (e.iteration == iteration + 1 && i.kind == "forward") {
+      next = std::min(next, i.start_ms);
+    }
+  }
+  if (t0 == 1e300) return row;  // not traced
+  for (const TracedEvent& e : events) {
+    report::Interval i = e.interval;
+    if (e.iteration != iteration) {  // the neighbours, where they overlap this iteration
+      i.start_ms = std::max(i.start_ms, own_begin);
+      i.end_ms = std::min(i.end_ms, own_end);
+      if (i.end_ms <= i.start_ms) continue;
+      i.context = true;
+    }
+    row.intervals.push_back({i.start_ms - t0, i.end_ms - t0, i.lane, i.kind, i.context});
+  }
+  if (full_duplex && next < 1e300) row.period_ms = next - t0;
   return row;
 }
 

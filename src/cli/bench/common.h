@@ -21,8 +21,10 @@ Stats stats_of(std::vector<double> v);
 std::string fmt(const char* f, double v);  // printf of one number
 std::string online_cell(double x);         // "%.1f", or "-" when x <= 0
 
-// The intervals of one traced iteration of worker 0, from the merged trace.
+// The intervals of one traced iteration of worker 0, from the merged trace; for a
+// full-duplex plan with the neighbouring iterations' overlapping work and the period
+// (report::GanttRow). Empty when the iteration was not traced.
 report::GanttRow gantt_row(const nlohmann::json& trace, const std::string& label,
-                           std::int64_t iteration);
+                           std::int64_t iteration, bool full_duplex);
 
 }  // namespace dynacomm::cli::bench

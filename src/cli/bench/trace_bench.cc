@@ -48,7 +48,8 @@ std::vector<PolicyRun> run_policies(const BenchFlags& f, const JobFlags& base,
         base.link_trace.empty() ? base.device_slowdown_trace.c_str() : base.link_trace.c_str(),
         static_cast<long long>(f.iterations));
     // Under --net netns the job makes (and removes) its own namespaces.
-    const RunSummary summary = run_cluster_job(j, per_worker, dir, threads, nullptr);
+    const RunSummary summary =
+        run_cluster_job(j, per_worker, dir, threads, nullptr, {"bench " + name, 0, 0});
     const worker::MetricsTable m = worker::read_metrics_csv(dir + "/metrics.csv");
     const auto& it = m.at(worker::metrics::kIteration);
     PolicyRun run;
