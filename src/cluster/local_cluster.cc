@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,10 +55,16 @@ pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::strin
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t launcher = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw Error(std::string("cannot start a process: ") + std::strerror(errno));
   if (pid == 0) {
     ::setpgid(0, 0);  // its own group: the terminal's Ctrl-C goes to the launcher only
+    // It dies with the launcher, however the launcher ends (a SIGKILL included): nothing
+    // is left training unsupervised. (The launcher spawns from its main thread, whose exit
+    // is the process's.) If the launcher died before this line, go now.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != launcher) ::_exit(1);
     if (!log.empty()) {
       int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (fd >= 0) {

@@ -164,6 +164,64 @@ std::string encode(const JobPlanChange& m) {
       .dump();
 }
 
+std::string encode(const Hello& m) {
+  json j{{"model", m.model},
+         {"workers", m.workers},
+         {"unit_bytes", m.unit_bytes},
+         {"total_iterations", m.total_iterations},
+         {"trace_from", m.trace_from},
+         {"trace_count", m.trace_count}};
+  if (!m.config.empty()) {
+    json config = json::object();
+    for (const auto& [flag, value] : m.config) config[flag] = value;
+    j["config"] = config;
+  }
+  return j.dump();
+}
+
+Hello decode_hello(const void* data, std::size_t size) {
+  const char* what = "hello";
+  const json j = parse(data, size, what);
+  Hello m;
+  const json& model = field(j, "model", what);
+  if (!model.is_string() || model.get_ref<const std::string&>().size() > 200)
+    throw InvalidInput("hello: \"model\" is not a name of at most 200 characters");
+  m.model = model.get<std::string>();
+  m.workers = static_cast<int>(integer(j, "workers", what, 1, kMaxRank));
+  const json& units = array(j, "unit_bytes", what);
+  if (units.empty() || static_cast<std::int64_t>(units.size()) > kMaxHelloUnits)
+    throw InvalidInput("hello: \"unit_bytes\" must list 1.." + std::to_string(kMaxHelloUnits) +
+                       " units");
+  std::int64_t total = 0;
+  for (const json& b : units) {
+    if (!b.is_number_integer() || b.get<std::int64_t>() < 4 || b.get<std::int64_t>() % 4 != 0 ||
+        b.get<std::int64_t>() > kMaxModelBytes)
+      throw InvalidInput("hello: \"unit_bytes\" holds " + b.dump().substr(0, 40) +
+                         ", not a positive multiple of 4 bytes (float32)");
+    total += b.get<std::int64_t>();
+    if (total > kMaxModelBytes)
+      throw InvalidInput("hello: the units add up to more than " +
+                         std::to_string(kMaxModelBytes) + " bytes");
+    m.unit_bytes.push_back(b.get<std::int64_t>());
+  }
+  const auto optional_count = [&](const char* key) {
+    return j.contains(key) ? integer(j, key, what, 0, std::int64_t{1} << 40) : 0;
+  };
+  m.total_iterations = optional_count("total_iterations");
+  m.trace_from = optional_count("trace_from");
+  m.trace_count = optional_count("trace_count");
+  if (auto c = j.find("config"); c != j.end()) {
+    if (!c->is_object()) throw InvalidInput("hello: \"config\" is not an object");
+    for (const auto& [flag, value] : c->items()) {
+      if (!value.is_string() || flag.size() > 100 || value.get_ref<const std::string&>().size() > 4096)
+        throw InvalidInput("hello: \"config\" entry " + flag.substr(0, 100) +
+                           " is not a string of at most 4096 characters");
+      m.config.emplace_back(flag, value.get<std::string>());
+    }
+  }
+  return m;
+}
+
 PlanOffer decode_plan_offer(const void* data, std::size_t size) {
   const char* what = "plans offer";
   const json j = parse(data, size, what);

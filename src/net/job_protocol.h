@@ -1,4 +1,5 @@
-// The job protocol's messages that are not parameters: the job's configuration (kJobConfig,
+// The job protocol's messages that are not parameters: a worker's hello (kHello, worker ->
+// PS: what it runs), the job's configuration (kJobConfig,
 // PS -> a worker before it joins), the plans a worker offers after
 // its warm-up (kPlans, worker -> PS), the job's agreed plans (kPlans, PS -> every worker),
 // a worker's re-planning report (kReplan, worker -> PS) and the job's plan change
@@ -23,6 +24,17 @@
 #include <vector>
 
 namespace dynacomm::net {
+
+// What a worker runs, sent at join: the PS pins the job to the first worker's (model,
+// workers, unit layout) and refuses a later one that differs.
+struct Hello {
+  std::string model;
+  int workers = 0;
+  std::vector<std::int64_t> unit_bytes;  // each unit's (or atom's) float32 bytes, in order
+  std::int64_t total_iterations = 0;     // the job's length (for learning-rate schedules)
+  std::int64_t trace_from = 0, trace_count = 0;  // the iterations the workers trace
+  std::vector<std::pair<std::string, std::string>> config;  // its job settings (JobConfig's)
+};
 
 // A worker's full-duplex plans, each with its own prediction (ms) of the iteration.
 struct PlanOffer {
@@ -75,12 +87,14 @@ struct JobConfig {
   const std::string* find(const std::string& flag) const;  // nullptr: not set
 };
 
+std::string encode(const Hello& m);
 std::string encode(const JobConfig& m);
 std::string encode(const PlanOffer& m);
 std::string encode(const AgreedPlans& m);
 std::string encode(const ReplanReport& m);
 std::string encode(const JobPlanChange& m);
 
+Hello decode_hello(const void* data, std::size_t size);
 JobConfig decode_job_config(const void* data, std::size_t size);
 PlanOffer decode_plan_offer(const void* data, std::size_t size);
 AgreedPlans decode_agreed_plans(const void* data, std::size_t size);
@@ -90,5 +104,9 @@ JobPlanChange decode_job_plan_change(const void* data, std::size_t size);
 // JSON nested deeper than this is refused before it is parsed (a recursive parser would
 // run out of stack on a peer's 4 million brackets).
 constexpr int kMaxJsonDepth = 64;
+
+// A hello's bounds: units (atoms) per model, bytes per unit and per model.
+constexpr std::int64_t kMaxHelloUnits = 1 << 20;
+constexpr std::int64_t kMaxModelBytes = std::int64_t{1} << 36;  // 64 GiB of float32
 
 }  // namespace dynacomm::net

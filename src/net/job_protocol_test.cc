@@ -46,6 +46,16 @@ TEST(JobProtocol, EveryMessageRoundTrips) {
   EXPECT_EQ(*jcfg.find("--model"), "resnet18");
   EXPECT_EQ(*jcfg.find("--batch"), "32");
   EXPECT_EQ(jcfg.find("--epochs"), nullptr);
+  Hello h{"resnet18", 4, {8, 4096}, 1000, 10, 3, {{"--batch", "32"}}};
+  const std::string ht = encode(h);
+  const Hello hh = decode_hello(ht.data(), ht.size());
+  EXPECT_EQ(hh.model, "resnet18");
+  EXPECT_EQ(hh.workers, 4);
+  EXPECT_EQ(hh.unit_bytes, (std::vector<std::int64_t>{8, 4096}));
+  EXPECT_EQ(hh.total_iterations, 1000);
+  EXPECT_EQ(hh.trace_from, 10);
+  EXPECT_EQ(hh.trace_count, 3);
+  EXPECT_EQ(hh.config, h.config);
 }
 
 TEST(JobProtocol, BadInputIsRefusedNamingWhatIsWrong) {

@@ -8,10 +8,11 @@
 #include <iostream>
 #include <limits>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "base/error.h"
+#include "base/log_limiter.h"
 #include "compress/compressor.h"
 #include "net/endpoint.h"
 #include "net/job_protocol.h"
@@ -45,6 +46,18 @@ double clock_ms(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
 }
 
+// The first unit of first..last whose gradients hold a NaN or an infinity, or -1.
+int first_non_finite(const ParameterStore& store, int first, int last, const float* grads) {
+  for (int u = first; u <= last; ++u) {
+    const std::int64_t n = store.unit_floats(u);
+    bool finite = true;
+    for (std::int64_t i = 0; i < n; ++i) finite &= std::isfinite(grads[i]);
+    if (!finite) return u;
+    grads += n;
+  }
+  return -1;
+}
+
 std::string units_name(int first, int last) {
   return first == last ? "unit " + std::to_string(first)
                        : "units " + std::to_string(first) + ".." + std::to_string(last);
@@ -62,7 +75,7 @@ struct PsServer::Impl {
 
   // I/O thread state.
   net::WireLimits limits;
-  nlohmann::json job;                   // the first hello's description
+  std::optional<net::Hello> job;        // the first hello: what the job runs
   std::unique_ptr<Membership> members;  // who is in the job
   // Pushes decoded with it (the wire's codec field; only float32 so far, net/wire.h).
   std::unique_ptr<compress::Compressor> codec = compress::make_compressor("none");
@@ -89,6 +102,12 @@ struct PsServer::Impl {
     return iteration >= trace_from && iteration < trace_from + trace_count;
   }
 
+  // Lines about dropped or refused messages: a flood must not become a flood of writes.
+  LogLimiter drops{20, std::chrono::seconds(10)};
+  void log_drop(const std::string& s) {
+    ++dropped;
+    if (auto line = drops.admit(Clock::now(), s)) log(*line);
+  }
   void log(const std::string& s) {
     if (options.log)
       options.log(s);
@@ -141,7 +160,7 @@ struct PsServer::Impl {
     send_error(peer, "refused: " + why);
     stop_job("worker " + std::to_string(rank) + " was refused: " + why, rank);
   }
-  std::string config_conflict(const nlohmann::json& hello) const;
+  std::string config_conflict(const net::Hello& hello) const;
   void on_plans(const net::DecodeResult& m);
   void on_replan(const net::DecodeResult& m);
   // arrived: when the message was taken off the socket.
@@ -164,37 +183,29 @@ void ServerOptions::validate() const {
 void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& m,
                               Clock::time_point arrived) {
   const int rank = m.header.sender;
-  nlohmann::json hello;
+  net::Hello hello;
   try {
-    hello = nlohmann::json::parse(m.payload, m.payload + m.header.payload_bytes);
-    (void)hello.at("model").get<std::string>();
-    (void)hello.at("workers").get<int>();
-    (void)hello.at("unit_bytes").get<std::vector<std::int64_t>>();
-  } catch (const std::exception& e) {
+    hello = net::decode_hello(m.payload, m.header.payload_bytes);
+  } catch (const InvalidInput& e) {
     return send_error(peer, std::string("hello: malformed job description: ") + e.what());
   }
   if (rank < 0 || rank >= options.workers) return send_error(peer, members->join(rank, peer));
-  if (hello["workers"].get<int>() != options.workers)
+  if (hello.workers != options.workers)
     return refuse(peer, rank,
-                  "worker expects " + std::to_string(hello["workers"].get<int>()) +
+                  "worker expects " + std::to_string(hello.workers) +
                       " workers, the PS runs a job of " + std::to_string(options.workers));
-  const std::string model =
-      options.model.empty() && !job.is_null() ? job["model"].get<std::string>() : options.model;
-  if (!model.empty() && hello["model"].get<std::string>() != model)
+  const std::string model = options.model.empty() && job ? job->model : options.model;
+  if (!model.empty() && hello.model != model)
     return refuse(peer, rank,
-                  "worker runs model '" + hello["model"].get<std::string>() + "', the PS serves '" +
-                      model + "'");
+                  "worker runs model '" + hello.model + "', the PS serves '" + model + "'");
   if (const std::string c = config_conflict(hello); !c.empty()) return refuse(peer, rank, c);
-  if (!job.is_null() && hello["unit_bytes"] != job["unit_bytes"])
+  if (job && hello.unit_bytes != job->unit_bytes)
     return refuse(peer, rank, "unit layout differs from the other workers'");
-  if (job.is_null()) {
+  if (!job) {
     job = hello;
-    if (hello.contains("trace_from") && hello.contains("trace_count") &&
-        hello["trace_from"].is_number_integer() && hello["trace_count"].is_number_integer()) {
-      trace_from = hello["trace_from"].get<std::int64_t>();
-      trace_count = std::min<std::int64_t>(hello["trace_count"].get<std::int64_t>(), 1000);
-    }
-    limits.unit_bytes = hello["unit_bytes"].get<std::vector<std::int64_t>>();
+    trace_from = hello.trace_from;
+    trace_count = std::min<std::int64_t>(hello.trace_count, 1000);
+    limits.unit_bytes = hello.unit_bytes;
     limits.max_sender = options.workers - 1;
   }
   if (const std::string refused = members->join(rank, peer); !refused.empty())
@@ -205,15 +216,12 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
 }
 
 // The first of the hello's settings that differs from the job's ("" when none does).
-std::string PsServer::Impl::config_conflict(const nlohmann::json& hello) const {
-  const auto c = hello.find("config");
-  if (c == hello.end() || !c->is_object()) return "";
-  for (const auto& [flag, value] : options.job.settings) {
-    const auto w = c->find(flag);
-    if (w != c->end() && w->is_string() && w->get_ref<const std::string&>() != value)
-      return "worker runs " + flag + " " + w->get<std::string>().substr(0, 100) + ", the job " +
-             flag + " " + value;
-  }
+std::string PsServer::Impl::config_conflict(const net::Hello& hello) const {
+  for (const auto& [flag, value] : options.job.settings)
+    for (const auto& [their_flag, theirs] : hello.config)
+      if (their_flag == flag && theirs != value)
+        return "worker runs " + flag + " " + theirs.substr(0, 100) + ", the job " + flag + " " +
+               value;
   return "";
 }
 
@@ -236,10 +244,25 @@ void PsServer::Impl::answer_pulls() {
   std::vector<char> blocked(static_cast<std::size_t>(options.workers), 0);  // by rank
   for (auto it = pending.begin(); it != pending.end();) {
     char& waits = blocked[static_cast<std::size_t>(it->rank)];
-    if ((it->in_order && waits) ||
-        !store->ready(it->first, it->last, it->iteration)) {  // before allocating the reply
+    bool ready = false;
+    try {
+      ready = !(it->in_order && waits) && store->ready(it->first, it->last, it->iteration);
+    } catch (const InvalidInput& e) {  // held from before the store existed: refused now
+      log_drop("rank " + std::to_string(it->rank) + ": " + e.what());
+      send_error(it->peer, e.what());
+      it = pending.erase(it);
+      continue;
+    }
+    if (!ready) {  // before allocating the reply
       if (it->in_order) waits = true;
       ++it;
+      continue;
+    }
+    if (const std::string why = store->unanswerable(it->first, it->last, it->iteration);
+        !why.empty()) {
+      log_drop("rank " + std::to_string(it->rank) + ": " + why);
+      send_error(it->peer, "rank " + std::to_string(it->rank) + ": " + why);
+      it = pending.erase(it);
       continue;
     }
     std::int64_t floats = 0;
@@ -291,11 +314,9 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
                         std::string(reinterpret_cast<const char*>(m.payload),
                                     std::min<std::size_t>(m.header.payload_bytes, 2000)),
                     h.sender);
-  if (!members->is(h.sender, peer)) {
-    ++dropped;
-    return log(std::string("dropped ") + net::to_string(h.type) +
-               " from a peer that has not joined as rank " + std::to_string(h.sender));
-  }
+  if (!members->is(h.sender, peer))
+    return log_drop(std::string("dropped ") + net::to_string(h.type) +
+                    " from a peer that has not joined as rank " + std::to_string(h.sender));
   const int first = static_cast<int>(h.first_unit), last = static_cast<int>(h.last_unit);
   try {
     switch (h.type) {
@@ -311,24 +332,41 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         StoreOptions s;
         s.workers = options.workers;
         s.sgd = options.sgd;
-        if (s.sgd.total_iterations <= 0 && job.contains("total_iterations"))  // for schedules
-          s.sgd.total_iterations = job["total_iterations"].get<std::int64_t>();
+        if (s.sgd.total_iterations <= 0 && job)  // for schedules
+          s.sgd.total_iterations = job->total_iterations;
         store = std::make_unique<ParameterStore>(s, std::move(units));
         break;
       }
-      case net::MessageType::kPullRequest:
+      case net::MessageType::kPullRequest: {
+        // Refused at once, naming why, rather than held forever or thrown later.
+        if (store)
+          if (const std::string why = store->unanswerable(first, last, h.iteration); !why.empty())
+            throw InvalidInput("rank " + std::to_string(h.sender) + ": " + why);
+        const auto mine = std::count_if(pending.begin(), pending.end(),
+                                        [&](const PendingPull& p) { return p.rank == h.sender; });
+        // A worker has at most two iterations' pulls out (a full-duplex plan's early
+        // requests), one per unit at most in each: a bound on what a peer can make us hold.
+        if (static_cast<std::size_t>(mine) >= 4 * limits.unit_bytes.size() + 64)
+          throw InvalidInput("rank " + std::to_string(h.sender) + " has " +
+                             std::to_string(mine) + " pulls waiting already; this one is refused");
         newest = std::max(newest, h.iteration);
         pending.push_back({peer, h.sender, h.iteration, first, last,
                            (h.flags & net::kFlagInOrder) != 0, arrived});
         break;
+      }
       case net::MessageType::kPush: {
         if (!store) return send_error(peer, "push before the parameters were initialised");
-        newest = std::max(newest, h.iteration);
         const auto start = Clock::now();
         std::int64_t floats = 0;
         for (int u = first; u <= last; ++u) floats += store->unit_floats(u);
         const float* grads = codec->decode(m.payload, h.payload_bytes, floats, scratch);
+        if (const int bad = first_non_finite(*store, first, last, grads); bad >= 0)
+          throw InvalidInput("push from rank " + std::to_string(h.sender) + ", iteration " +
+                             std::to_string(h.iteration) + ": unit " + std::to_string(bad) +
+                             " has NaN or infinite gradients; not applied (has training "
+                             "diverged? a lower --lr may help)");
         const std::vector<int> advanced = store->push(h.sender, first, last, h.iteration, grads);
+        newest = std::max(newest, h.iteration);
         const auto end = Clock::now();
         Slowest& s = slowest[h.iteration];
         s.compute_us = std::max(s.compute_us, h.compute_us);
@@ -363,13 +401,11 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         members->leave(h.sender);
         break;
       default:
-        ++dropped;
-        return log(std::string("dropped unexpected ") + net::to_string(h.type) + " from rank " +
-                   std::to_string(h.sender));
+        return log_drop(std::string("dropped unexpected ") + net::to_string(h.type) +
+                        " from rank " + std::to_string(h.sender));
     }
   } catch (const InvalidInput& e) {
-    ++dropped;
-    log(std::string("rank ") + std::to_string(h.sender) + ": " + e.what());
+    log_drop(std::string("rank ") + std::to_string(h.sender) + ": " + e.what());
     return send_error(peer, e.what());
   }
   answer_pulls();
@@ -382,18 +418,16 @@ void PsServer::Impl::run() {
       net::Inbound in;
       if (!failure.empty() && (all_told() || Clock::now() - failed_at > options.timeout))
         throw Error("ps: " + failure);
-      if (!router->poll(Clock::now() + std::chrono::milliseconds(100), &in)) {
-        if (std::chrono::steady_clock::now() - last_message > options.timeout) {
-          const std::string missing = members->missing();
-          throw Timeout("ps: no message for " + std::to_string(options.timeout.count()) + " ms" +
-                        (missing.empty() ? "" : " (workers not joined: " + missing + ")"));
-        }
-        continue;
+      const bool got = router->poll(Clock::now() + std::chrono::milliseconds(100), &in);
+      if (std::chrono::steady_clock::now() - last_message > options.timeout) {  // message or not
+        const std::string missing = members->missing();
+        throw Timeout("ps: no message from the job's workers for " +
+                      std::to_string(options.timeout.count()) + " ms" +
+                      (missing.empty() ? "" : " (workers not joined: " + missing + ")"));
       }
-      last_message = std::chrono::steady_clock::now();
+      if (!got) continue;
       if (!in.ok()) {
-        ++dropped;
-        log("dropped a message of " + std::to_string(in.parts + 1) + " frames");
+        log_drop("dropped a message of " + std::to_string(in.parts + 1) + " frames");
         continue;
       }
       const auto arrived = in.received;
@@ -401,11 +435,13 @@ void PsServer::Impl::run() {
       const std::string& peer = in.peer;
       net::DecodeResult m = net::decode(in.data(), in.size(), limits);
       if (!m.ok()) {
-        ++dropped;
-        log("dropped a malformed message from " + who(peer) + ": " + m.error);
+        log_drop("dropped a malformed message from " + who(peer) + ": " + m.error);
         continue;
       }
       handle(peer, m, arrived);
+      // Only the job's own workers keep the PS waiting: junk, or a stranger's messages,
+      // must not hold off its timeout.
+      if (members->is(m.header.sender, peer)) last_message = std::chrono::steady_clock::now();
       if (members->all_left() && store) {
         done.set_value(store->snapshot());
         return;

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -593,12 +596,130 @@ TEST(PsCluster, ServerTimesOutNamingMissingWorkers) {
   o.timeout = 300ms;
   PsServer ps(o);
   ps.start();
+  // A stranger's junk every 20 ms does not hold the timeout off.
+  std::atomic<bool> done{false};
+  std::thread stranger([&] {
+    net::Connection c(ps.endpoint(), limits(2));
+    while (!done) {
+      c.send(Header{MessageType::kPush, 1, 0, 0, 9}, nullptr, 0);
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  const auto began = std::chrono::steady_clock::now();
   try {
     ps.wait();
-    FAIL();
+    ADD_FAILURE() << "the PS did not time out";
   } catch (const Timeout& e) {
     EXPECT_NE(std::string(e.what()).find("workers not joined: 0, 1"), std::string::npos);
   }
+  done = true;
+  stranger.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 5s) << "the junk kept it waiting";
+}
+
+namespace hostile {
+
+// What the PS answered `c` (its error, or "a TYPE" for anything else).
+std::string answer(net::Connection& c) {
+  try {
+    return std::string("a ") + net::to_string(c.receive(5s, "the PS's answer").header.type);
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+void send_text(net::Connection& c, MessageType type, int rank, const std::string& text) {
+  c.send(Header{type, rank, 0, 0, 0}, text.data(), text.size());
+}
+
+void push(net::Connection& c, int rank, std::int64_t it, int first, int last, float value) {
+  std::vector<float> g;
+  for (int u = first; u <= last; ++u) g.insert(g.end(), kUnitFloats[u], value);
+  c.send(Header{MessageType::kPush, rank, it, static_cast<std::uint32_t>(first),
+                static_cast<std::uint32_t>(last)},
+         g.data(), g.size() * 4);
+}
+
+}  // namespace hostile
+
+// A hello is checked field by field: a bad one is refused with why, and the job goes on.
+TEST(PsCluster, RefusesAMalformedHelloNamingTheField) {
+  PsServer ps(server_options(1));
+  ps.start();
+  net::Connection c(ps.endpoint(), limits(1));
+  const std::string said = "the PS at " + ps.endpoint() + " said: hello: malformed job description: ";
+  hostile::send_text(c, MessageType::kHello, 0,
+                     R"({"model":"fake","workers":1,"unit_bytes":[-4,8]})");
+  EXPECT_EQ(hostile::answer(c),
+            said + "hello: \"unit_bytes\" holds -4, not a positive multiple of 4 bytes (float32)");
+  hostile::send_text(c, MessageType::kHello, 0,
+                     R"({"model":"fake","workers":1,"unit_bytes":[4],"total_iterations":"x"})");
+  EXPECT_EQ(hostile::answer(c),
+            said + "hello: \"total_iterations\" is not an integer in 0..1099511627776");
+  hostile::send_text(c, MessageType::kHello, 0,
+                     R"({"model":"fake","workers":1,"unit_bytes":[4],"config":)" +
+                         std::string(1000, '[') + std::string(1000, ']') + "}");
+  EXPECT_EQ(hostile::answer(c), said + "hello: JSON nested deeper than 64");
+  EXPECT_EQ(hello(c, "fake", 1, 0), "welcomed") << "the PS goes on";
+  ps.stop();
+}
+
+// A joined worker's pull for an iteration already passed or far ahead, and a push with NaN,
+// are refused to that worker naming why; nothing is applied, and the job goes on.
+TEST(PsCluster, RefusesStalePullsAndNonFiniteGradientsAndGoesOn) {
+  PsServer ps(server_options(1));
+  ps.start();
+  net::Connection c(ps.endpoint(), limits(1));
+  ASSERT_EQ(hello(c, "fake", 1, 0), "welcomed");
+  std::vector<float> all;
+  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
+  c.send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+  hostile::push(c, 0, 0, 0, 3, 1.0f);  // every unit at version 1
+  EXPECT_EQ(hostile::answer(c), "a push-ack");
+  const std::string said = "the PS at " + ps.endpoint() + " said: ";
+  c.send(Header{MessageType::kPullRequest, 0, 0, 0, 3}, nullptr, 0);
+  EXPECT_EQ(hostile::answer(c),
+            said + "rank 0: pull of unit 0 for iteration 0, which it has passed (at version 1)");
+  c.send(Header{MessageType::kPullRequest, 0, 9, 1, 1}, nullptr, 0);
+  EXPECT_EQ(hostile::answer(c),
+            said + "rank 0: pull of unit 1 for iteration 9, more than 2 ahead of its version 1");
+  hostile::push(c, 0, 1, 2, 2, std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(hostile::answer(c),
+            said + "push from rank 0, iteration 1: unit 2 has NaN or infinite gradients; not "
+                   "applied (has training diverged? a lower --lr may help)");
+  hostile::push(c, 0, 1, 2, 3, std::numeric_limits<float>::infinity());
+  EXPECT_NE(hostile::answer(c).find("unit 2 has NaN or infinite"), std::string::npos);
+  // Nothing was applied: iteration 1's push of every unit is still welcome, and applied.
+  hostile::push(c, 0, 1, 0, 3, 1.0f);
+  EXPECT_EQ(hostile::answer(c), "a push-ack");
+  c.send(Header{MessageType::kPullRequest, 0, 2, 0, 3}, nullptr, 0);
+  const net::Message reply = c.receive(5s, "the pull reply");
+  ASSERT_EQ(reply.header.type, MessageType::kPullReply);
+  const float* p = reinterpret_cast<const float*>(reply.payload());
+  for (std::int64_t i = 0; i < 11; ++i) EXPECT_TRUE(std::isfinite(p[i])) << i;
+  c.send(Header{MessageType::kShutdown, 0, 0, 0, 0}, nullptr, 0);
+  EXPECT_EQ(ps_error(ps), "");
+}
+
+// A flood of junk costs the log a few lines, not one per message.
+TEST(PsCluster, AFloodOfJunkWritesAFewLogLines) {
+  std::mutex log_mu;
+  int lines = 0;
+  ServerOptions o = server_options(1);
+  o.log = [&](const std::string&) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    ++lines;
+  };
+  PsServer ps(o);
+  ps.start();
+  net::Connection c(ps.endpoint(), limits(1));
+  for (int i = 0; i < 3000; ++i) c.send(Header{MessageType::kPush, 0, 0, 0, 9}, nullptr, 0);
+  ASSERT_EQ(hello(c, "fake", 1, 0), "welcomed");  // after the flood, in order
+  EXPECT_EQ(ps.messages_dropped(), 3000u);
+  ps.stop();
+  std::lock_guard<std::mutex> lock(log_mu);
+  EXPECT_LE(lines, 21);
+  EXPECT_GE(lines, 20);
 }
 
 }  // namespace

@@ -90,6 +90,26 @@ bool ParameterStore::ready(int first, int last, std::int64_t iteration) const {
   return true;
 }
 
+std::string ParameterStore::unanswerable(int first, int last, std::int64_t iteration,
+                                         std::int64_t horizon) const {
+  if (first < 0 || last < first || last >= num_units())
+    return "unit range " + std::to_string(first) + ".." + std::to_string(last) +
+           " is not within 0.." + std::to_string(num_units() - 1);
+  if (iteration < 0) return "iteration " + std::to_string(iteration) + " is negative";
+  const std::int64_t needed = options_.policy->version_needed(iteration);
+  for (int i = first; i <= last; ++i) {
+    const std::int64_t v = version(i);
+    if (v >= needed && !options_.policy->may_read(v, iteration))
+      return "pull of unit " + std::to_string(i) + " for iteration " + std::to_string(iteration) +
+             ", which it has passed (at version " + std::to_string(v) + ")";
+    if (needed > v + horizon)
+      return "pull of unit " + std::to_string(i) + " for iteration " + std::to_string(iteration) +
+             ", more than " + std::to_string(horizon) + " ahead of its version " +
+             std::to_string(v);
+  }
+  return "";
+}
+
 bool ParameterStore::try_pull(int first, int last, std::int64_t iteration, float* out) {
   if (!ready(first, last, iteration)) return false;
   pull(first, last, iteration, out);

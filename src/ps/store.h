@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "optim/sgd.h"
@@ -55,6 +56,11 @@ class ParameterStore {
   void pull(int first, int last, std::int64_t iteration, float* out);
   // True when units first..last are all at version >= iteration (a pull would not wait).
   bool ready(int first, int last, std::int64_t iteration) const;
+  // Why a pull of first..last for `iteration` can never be answered, "" when it can now or
+  // will be: units outside the model, an iteration a unit has already passed, or one more
+  // than `horizon` versions ahead of a unit (no worker under the policy gets that far).
+  std::string unanswerable(int first, int last, std::int64_t iteration,
+                           std::int64_t horizon = 2) const;
   // Non-blocking variant for an event loop: false when not yet at that version.
   bool try_pull(int first, int last, std::int64_t iteration, float* out);
 

@@ -69,6 +69,22 @@ TEST(ParameterStore, ErrorsNameUnitRankAndIteration) {
   EXPECT_THROW(ParameterStore(options(0), {{1.f}}), InvalidInput);
 }
 
+// A peer's pull for an iteration already passed, or far in the future, is refused at
+// once with why (the server answers it with an error instead of holding it forever).
+TEST(ParameterStore, SaysWhichPullsCanNeverBeAnswered) {
+  ParameterStore store(options(1), {{1.f}, {1.f}});
+  float g = 1;
+  store.push(0, 0, 1, 0, std::vector<float>{g, g}.data());  // both units at version 1
+  EXPECT_EQ(store.unanswerable(0, 1, 1), "");
+  EXPECT_EQ(store.unanswerable(0, 1, 3), "") << "two ahead: an early request, kept";
+  EXPECT_NE(store.unanswerable(0, 1, 0).find("which it has passed (at version 1)"),
+            std::string::npos);
+  EXPECT_NE(store.unanswerable(1, 1, 4).find("more than 2 ahead of its version 1"),
+            std::string::npos);
+  EXPECT_NE(store.unanswerable(0, 2, 1).find("not within 0..1"), std::string::npos);
+  EXPECT_NE(store.unanswerable(0, 0, -1).find("negative"), std::string::npos);
+}
+
 // Many iterations from concurrent worker threads with different segmentations give the
 // same parameters as a sequential reference: arrival order never matters.
 TEST(ParameterStore, ConcurrentWorkersMatchSequentialReference) {

@@ -1,10 +1,10 @@
 #include "worker/join.h"
 
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/stats.h"
 #include "net/connection.h"
+#include "net/job_protocol.h"
 #include "worker/comm.h"
 
 namespace dynacomm::worker {
@@ -37,18 +37,15 @@ void tell_ps_failed(const std::string& ps, int rank, const std::string& why) {
 
 Joined join_job(net::Transport& conn, const WorkerOptions& o, const JobShape& shape,
                 const std::vector<float>& initial_params) {
-  nlohmann::json hello_json{{"model", o.model},
-                            {"workers", o.workers},
-                            {"unit_bytes", shape.atom_bytes},
-                            {"total_iterations", shape.total_iterations},
-                            {"trace_from", shape.trace_from},
-                            {"trace_count", shape.trace_count}};
-  if (!o.job_settings.empty()) {  // for the PS to check against the job's
-    nlohmann::json config = nlohmann::json::object();
-    for (const auto& [flag, value] : o.job_settings) config[flag] = value;
-    hello_json["config"] = config;
-  }
-  const std::string hello = hello_json.dump();
+  net::Hello h;
+  h.model = o.model;
+  h.workers = o.workers;
+  h.unit_bytes = shape.atom_bytes;
+  h.total_iterations = shape.total_iterations;
+  h.trace_from = shape.trace_from;
+  h.trace_count = shape.trace_count;
+  for (const auto& [flag, value] : o.job_settings) h.config.emplace_back(flag, value);  // the PS checks them
+  const std::string hello = net::encode(h);
   Joined j;
   std::vector<double> ping_ms;
   // The PS took the hello off its socket about half way (NTP's estimate; off by at most

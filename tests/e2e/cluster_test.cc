@@ -1,10 +1,13 @@
 // Real processes on loopback: `dynacomm ps` and `dynacomm worker`s started by the same
 // launcher `dynacomm train` uses, a few iterations each, on a slice of Fashion-MNIST.
 #include <gtest/gtest.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -12,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/error.h"
@@ -138,6 +142,49 @@ TEST_F(ClusterTest, FdReplayReadsAPriorityRun) {
     }
   }
   EXPECT_EQ(replays, 3) << read_file(replay);
+}
+
+// The pids of the processes whose command line mentions `needle`.
+std::vector<int> processes_mentioning(const std::string& needle) {
+  std::vector<int> pids;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return pids;
+  while (const dirent* e = ::readdir(proc)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    std::string cmdline = read_file("/proc/" + std::string(e->d_name) + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(needle) != std::string::npos && cmdline.find("sh -c") != 0)
+      pids.push_back(pid);
+  }
+  ::closedir(proc);
+  return pids;
+}
+
+// SIGKILL of `dynacomm train` takes its PS and workers with it: nothing is left training
+// unsupervised.
+TEST_F(ClusterTest, KillingTheLauncherTakesItsProcessesWithIt) {
+  const std::string out = dir_ + "/killed";
+  const std::string sh = std::string(DYNACOMM_EXE) +
+                         " train --epochs 50 --train-samples 1000 --test-samples 100"
+                         " --down 1gbit --latency 1ms --out " + out + " > " + dir_ +
+                         "/killed.log 2>&1 & echo $! > " + dir_ + "/killed.pid";
+  ASSERT_EQ(std::system(("sh -c '" + sh + "'").c_str()), 0);
+  const int launcher = std::atoi(read_file(dir_ + "/killed.pid").c_str());
+  ASSERT_GT(launcher, 0);
+  // Running once the PS and both workers are up (the workers' status files are written).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline &&
+         processes_mentioning(out).size() < 4)  // launcher, PS, two workers
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(processes_mentioning(out).size(), 4u) << read_file(dir_ + "/killed.log");
+  ASSERT_EQ(::kill(launcher, SIGKILL), 0);
+  const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < gone_by && !processes_mentioning(out).empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::vector<int> left = processes_mentioning(out);
+  for (int pid : left) ::kill(pid, SIGKILL);  // clean up even when the test fails
+  EXPECT_TRUE(left.empty()) << left.size() << " processes outlived the launcher";
 }
 
 // One worker through the PS computes exactly what --local training computes.
