@@ -37,14 +37,9 @@ void tell_ps_failed(const std::string& ps, int rank, const std::string& why) {
 
 Joined join_job(net::Transport& conn, const WorkerOptions& o, const JobShape& shape,
                 const std::vector<float>& initial_params) {
-  net::Hello h;
-  h.model = o.model;
-  h.workers = o.workers;
-  h.unit_bytes = shape.atom_bytes;
-  h.total_iterations = shape.total_iterations;
-  h.trace_from = shape.trace_from;
-  h.trace_count = shape.trace_count;
-  for (const auto& [flag, value] : o.job_settings) h.config.emplace_back(flag, value);  // the PS checks them
+  // Its job settings go along for the PS to check against the job's.
+  const net::Hello h{o.model,           o.workers,         shape.atom_bytes, shape.total_iterations,
+                     shape.trace_from, shape.trace_count, o.job_settings};
   const std::string hello = net::encode(h);
   Joined j;
   std::vector<double> ping_ms;

@@ -258,6 +258,17 @@ void evaluate_epoch(model::Model& model, const data::Dataset& test, const Worker
   log.bar_finish(s);
 }
 
+// Rank 0 ends the job: the final parameters, then the test set's accuracy of them. The last
+// iteration's time ends when its update is in, with the fetch.
+void finish_job(Comm& comm, model::Model& model, const data::Dataset& test,
+                const WorkerOptions& o, std::int64_t iterations, Clock::time_point last_start,
+                RunLog& log, WorkerResult& result) {
+  comm.fetch_all(iterations);
+  result.iterations.back().ms = ms_between(last_start, Clock::now());
+  result.final_weights = model.flat_params();
+  evaluate_epoch(model, test, o, log, result, /*final=*/true);
+}
+
 // What the warm-up measured and the first plans made from it, into the result.
 void record_first_plans(const WorkerOptions& o, const Calibrated& c,
                         const plan::ModelProfile& profile, WorkerResult& result) {
@@ -478,13 +489,7 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     if (step + 1 == share.steps_per_epoch && it + 1 < share.total && o.rank == 0)
       evaluate_epoch(*model, *test, o, log, result);
   }
-  // The last iteration's time ends when its update is in: fetching the final parameters.
-  if (o.rank == 0) {
-    comm.fetch_all(share.total);
-    result.iterations.back().ms = ms_between(iteration_start, Clock::now());
-    result.final_weights = model->flat_params();
-    evaluate_epoch(*model, *test, o, log, result, /*final=*/true);
-  }
+  if (o.rank == 0) finish_job(comm, *model, *test, o, share.total, iteration_start, log, result);
   log.status(result, "done", true);
   comm.shutdown();
   // The last iteration's pushes are acknowledged while the job ends: into the trace too.
