@@ -24,8 +24,7 @@ class LogLimiter {
   std::optional<std::string> admit(Clock::time_point now, const std::string& line) {
     std::string note;
     if (!started_ || now - window_start_ >= window_) {
-      if (left_out_ > 0)
-        note = "(" + std::to_string(left_out_) + " more like it not shown) ";
+      if (left_out_ > 0) note = "(" + std::to_string(left_out_) + " more like it not shown) ";
       started_ = true;
       window_start_ = now;
       written_ = 0;

@@ -27,7 +27,8 @@ namespace {
 // steady clock; the parts are removed once merged.
 void merge_traces(const report::RunFolder& run, int workers) {
   std::vector<std::string> parts;
-  for (int r = 0; r < workers; ++r) parts.push_back(run.file("trace-worker" + std::to_string(r) + ".json"));
+  for (int r = 0; r < workers; ++r)
+    parts.push_back(run.file("trace-worker" + std::to_string(r) + ".json"));
   parts.push_back(run.file("trace-ps.json"));
   parts.erase(std::remove_if(parts.begin(), parts.end(),
                              [](const std::string& p) { return !std::ifstream(p); }),
@@ -88,8 +89,7 @@ std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_
 
 RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
                            const std::string& run_dir, int threads,
-                           cluster::NetnsTopology* topology,
-                           const cluster::StatusStyle& style) {
+                           cluster::NetnsTopology* topology, const cluster::StatusStyle& style) {
   validate_job(j, per_worker);  // every flag, before any process starts
   // --net netns: the PS and each worker in their own network namespace, the links shaped
   // by tbf; a topology made here is removed when this function leaves, however it leaves.

@@ -50,7 +50,8 @@ RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
   s.predicted_slowest_ms = r.predicted_slowest_ms;
   s.measured_sequential_ms = r.measured_sequential_ms;
   s.measured_sequential_iterations = r.measured_sequential_iterations;
-  for (const auto& k : r.scheduler_ranking) s.scheduler_ranking.push_back({k.scheduler, k.predicted_ms});
+  for (const auto& k : r.scheduler_ranking)
+    s.scheduler_ranking.push_back({k.scheduler, k.predicted_ms});
   s.test_accuracy = r.test_accuracy;
   s.ideal_ms = r.ideal_ms;
   s.device_slowdown = job.device_slowdown;
@@ -179,9 +180,8 @@ RunSummary summary_from_json(const nlohmann::json& j) {
   s.measured_sequential_ms = get<double>(j, "measured_sequential_ms");
   s.measured_sequential_iterations = get<int>(j, "measured_sequential_iterations");
   for (const auto& k : field(j, "scheduler_ranking", ""))
-    s.scheduler_ranking.push_back(
-        {get<std::string>(k, "scheduler", "a ranked strategy's "),
-         get<double>(k, "predicted_ms", "a ranked strategy's ")});
+    s.scheduler_ranking.push_back({get<std::string>(k, "scheduler", "a ranked strategy's "),
+                                   get<double>(k, "predicted_ms", "a ranked strategy's ")});
   s.test_accuracy = get<double>(j, "test_accuracy");
   s.ideal_ms = get<double>(j, "ideal_ms");
   s.device_slowdown = get<double>(j, "device_slowdown");
@@ -238,10 +238,10 @@ std::vector<std::string> speed_report(const RunSummary& s) {
           name.c_str(), x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower",
           predicted > 0 ? s.predicted_sequential_ms / predicted : 0.0));
     } else if (predicted > 0) {
-      lines.push_back(text(
-          "sequential: %.1f ms predicted, not measured (the warm-up ran no warm sequential "
-          "iteration; --warmup 3 or more does); %s is predicted %.2fx faster",
-          s.predicted_sequential_ms, name.c_str(), s.predicted_sequential_ms / predicted));
+      lines.push_back(
+          text("sequential: %.1f ms predicted, not measured (the warm-up ran no warm sequential "
+               "iteration; --warmup 3 or more does); %s is predicted %.2fx faster",
+               s.predicted_sequential_ms, name.c_str(), s.predicted_sequential_ms / predicted));
     }
   }
   if (s.scheduler_ranking.size() > 1) {

@@ -47,8 +47,9 @@ TEST(SpeedReport, SaysSoWhenTheMeasurementIsSlowerThanTheAlternative) {
   s.median_iteration_ms = 300;  // slower than sequential measured, and than p3's prediction
   const auto lines = speed_report(s);
   EXPECT_TRUE(has(lines, "dynacomm-fd measured 1.04x slower (predicted 1.89x faster)"));
-  EXPECT_TRUE(has(lines, "note: dynacomm-fd measured 300.0 ms, slower than the runner-up p3's "
-                         "prediction (191.6 ms)"));
+  EXPECT_TRUE(has(lines,
+                  "note: dynacomm-fd measured 300.0 ms, slower than the runner-up p3's "
+                  "prediction (191.6 ms)"));
   s.median_iteration_ms = 150;  // within what the runner-up was predicted: no note
   EXPECT_FALSE(has(speed_report(s), "note:"));
 }

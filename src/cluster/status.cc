@@ -40,9 +40,7 @@ std::string clock_text(double s) {  // "0:42", "1:02:05"
     std::snprintf(b, sizeof b, "%ld:%02ld", t / 60, t % 60);
   return b;
 }
-}  // namespace
 
-namespace {
 // "epoch 1/2", or a rotation's "warm-up" / "turn 5/12".
 std::string stage(std::int64_t it, std::int64_t total, int epoch, int epochs,
                   const StatusStyle& style) {
@@ -97,12 +95,13 @@ std::string render_status(const std::vector<nlohmann::json>& statuses, double el
     if (it > 0 && total > it) when += ", ~" + clock_text(elapsed_s / it * (total - it)) + " left";
   }
   char line[320];
-  int n = std::snprintf(line, sizeof line,
-                        "%sit %lld/%lld  %s%s  loss %s  %.0f img/s  up/down %.1f/%.1f MB "
-                        "per worker (%.1f/%.1f total)",
-                        label.c_str(), static_cast<long long>(it), static_cast<long long>(total),
-                        stage(it, total, epoch, epochs, style).c_str(), when.c_str(), losses.c_str(), rate, up / reporting / 1e6,
-                        down / reporting / 1e6, up / 1e6, down / 1e6);
+  int n =
+      std::snprintf(line, sizeof line,
+                    "%sit %lld/%lld  %s%s  loss %s  %.0f img/s  up/down %.1f/%.1f MB "
+                    "per worker (%.1f/%.1f total)",
+                    label.c_str(), static_cast<long long>(it), static_cast<long long>(total),
+                    stage(it, total, epoch, epochs, style).c_str(), when.c_str(), losses.c_str(),
+                    rate, up / reporting / 1e6, down / reporting / 1e6, up / 1e6, down / 1e6);
   std::string out(line, static_cast<std::size_t>(std::max(0, std::min<int>(n, sizeof line - 1))));
   const nlohmann::json& first = statuses.empty() ? nlohmann::json() : statuses[0];
   if (first.is_object()) {

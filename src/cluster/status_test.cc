@@ -51,9 +51,12 @@ TEST(ClusterStatus, ABenchCountsItsTurnsNotEpochs) {
   };
   const StatusStyle bench{"bench 100mbit (2/5)", 3, 3};
   EXPECT_EQ(render_status(at(2), -1, bench).substr(0, 37), "bench 100mbit (2/5)  it 2/16  warm-up");
-  EXPECT_EQ(render_status(at(4), -1, bench).substr(0, 38), "bench 100mbit (2/5)  it 4/16  turn 1/4");
-  EXPECT_EQ(render_status(at(9), -1, bench).substr(0, 38), "bench 100mbit (2/5)  it 9/16  turn 2/4");
-  EXPECT_EQ(render_status(at(16), -1, bench).substr(0, 39), "bench 100mbit (2/5)  it 16/16  turn 4/4");
+  EXPECT_EQ(render_status(at(4), -1, bench).substr(0, 38),
+            "bench 100mbit (2/5)  it 4/16  turn 1/4");
+  EXPECT_EQ(render_status(at(9), -1, bench).substr(0, 38),
+            "bench 100mbit (2/5)  it 9/16  turn 2/4");
+  EXPECT_EQ(render_status(at(16), -1, bench).substr(0, 39),
+            "bench 100mbit (2/5)  it 16/16  turn 4/4");
   EXPECT_EQ(render_status({nullptr}, -1, bench),
             "bench 100mbit (2/5)  waiting for the workers to start");
 }

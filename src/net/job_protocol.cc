@@ -165,12 +165,9 @@ std::string encode(const JobPlanChange& m) {
 }
 
 std::string encode(const Hello& m) {
-  json j{{"model", m.model},
-         {"workers", m.workers},
-         {"unit_bytes", m.unit_bytes},
-         {"total_iterations", m.total_iterations},
-         {"trace_from", m.trace_from},
-         {"trace_count", m.trace_count}};
+  json j{{"model", m.model},           {"workers", m.workers},
+         {"unit_bytes", m.unit_bytes}, {"total_iterations", m.total_iterations},
+         {"trace_from", m.trace_from}, {"trace_count", m.trace_count}};
   if (!m.config.empty()) {
     json config = json::object();
     for (const auto& [flag, value] : m.config) config[flag] = value;
@@ -200,8 +197,8 @@ Hello decode_hello(const void* data, std::size_t size) {
                          ", not a positive multiple of 4 bytes (float32)");
     total += b.get<std::int64_t>();
     if (total > kMaxModelBytes)
-      throw InvalidInput("hello: the units add up to more than " +
-                         std::to_string(kMaxModelBytes) + " bytes");
+      throw InvalidInput("hello: the units add up to more than " + std::to_string(kMaxModelBytes) +
+                         " bytes");
     m.unit_bytes.push_back(b.get<std::int64_t>());
   }
   const auto optional_count = [&](const char* key) {
@@ -213,7 +210,8 @@ Hello decode_hello(const void* data, std::size_t size) {
   if (auto c = j.find("config"); c != j.end()) {
     if (!c->is_object()) throw InvalidInput("hello: \"config\" is not an object");
     for (const auto& [flag, value] : c->items()) {
-      if (!value.is_string() || flag.size() > 100 || value.get_ref<const std::string&>().size() > 4096)
+      if (!value.is_string() || flag.size() > 100 ||
+          value.get_ref<const std::string&>().size() > 4096)
         throw InvalidInput("hello: \"config\" entry " + flag.substr(0, 100) +
                            " is not a string of at most 4096 characters");
       m.config.emplace_back(flag, value.get<std::string>());

@@ -30,8 +30,8 @@ namespace dynacomm::net {
 struct Hello {
   std::string model;
   int workers = 0;
-  std::vector<std::int64_t> unit_bytes;  // each unit's (or atom's) float32 bytes, in order
-  std::int64_t total_iterations = 0;     // the job's length (for learning-rate schedules)
+  std::vector<std::int64_t> unit_bytes;          // each unit's (or atom's) float32 bytes, in order
+  std::int64_t total_iterations = 0;             // the job's length (for learning-rate schedules)
   std::int64_t trace_from = 0, trace_count = 0;  // the iterations the workers trace
   std::vector<std::pair<std::string, std::string>> config;  // its job settings (JobConfig's)
 };

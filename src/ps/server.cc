@@ -347,8 +347,8 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         // A worker has at most two iterations' pulls out (a full-duplex plan's early
         // requests), one per unit at most in each: a bound on what a peer can make us hold.
         if (static_cast<std::size_t>(mine) >= 4 * limits.unit_bytes.size() + 64)
-          throw InvalidInput("rank " + std::to_string(h.sender) + " has " +
-                             std::to_string(mine) + " pulls waiting already; this one is refused");
+          throw InvalidInput("rank " + std::to_string(h.sender) + " has " + std::to_string(mine) +
+                             " pulls waiting already; this one is refused");
         newest = std::max(newest, h.iteration);
         pending.push_back({peer, h.sender, h.iteration, first, last,
                            (h.flags & net::kFlagInOrder) != 0, arrived});

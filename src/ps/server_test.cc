@@ -647,7 +647,8 @@ TEST(PsCluster, RefusesAMalformedHelloNamingTheField) {
   PsServer ps(server_options(1));
   ps.start();
   net::Connection c(ps.endpoint(), limits(1));
-  const std::string said = "the PS at " + ps.endpoint() + " said: hello: malformed job description: ";
+  const std::string said =
+      "the PS at " + ps.endpoint() + " said: hello: malformed job description: ";
   hostile::send_text(c, MessageType::kHello, 0,
                      R"({"model":"fake","workers":1,"unit_bytes":[-4,8]})");
   EXPECT_EQ(hostile::answer(c),
@@ -685,8 +686,9 @@ TEST(PsCluster, RefusesStalePullsAndNonFiniteGradientsAndGoesOn) {
             said + "rank 0: pull of unit 1 for iteration 9, more than 2 ahead of its version 1");
   hostile::push(c, 0, 1, 2, 2, std::numeric_limits<float>::quiet_NaN());
   EXPECT_EQ(hostile::answer(c),
-            said + "push from rank 0, iteration 1: unit 2 has NaN or infinite gradients; not "
-                   "applied (has training diverged? a lower --lr may help)");
+            said +
+                "push from rank 0, iteration 1: unit 2 has NaN or infinite gradients; not "
+                "applied (has training diverged? a lower --lr may help)");
   hostile::push(c, 0, 1, 2, 3, std::numeric_limits<float>::infinity());
   EXPECT_NE(hostile::answer(c).find("unit 2 has NaN or infinite"), std::string::npos);
   // Nothing was applied: iteration 1's push of every unit is still welcome, and applied.

@@ -58,8 +58,8 @@ struct Svg {
   }
   void rect(double x, double y, double w, double h, const std::string& fill,
             const std::string& title = "", double opacity = 1) {
-    o << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << std::max(0.0, w)
-      << "\" height=\"" << std::max(0.0, h) << "\" fill=\"" << fill << "\"";
+    o << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << std::max(0.0, w) << "\" height=\""
+      << std::max(0.0, h) << "\" fill=\"" << fill << "\"";
     if (opacity < 1) o << " fill-opacity=\"" << opacity << "\"";
     o << ">";
     if (!title.empty()) o << "<title>" << esc(title) << "</title>";
@@ -264,8 +264,8 @@ std::string render(const GanttChart& c) {
     for (const Interval& i : c.rows[r].intervals)
       s.rect(tx(i.start_ms), y0 + i.lane * lane_h + 1, tx(i.end_ms) - tx(i.start_ms), lane_h - 2,
              colour(i.kind),
-             (i.context ? "neighbouring iteration's " : "") + i.kind + " " + fmt(i.start_ms) +
-                 "-" + fmt(i.end_ms) + " ms",
+             (i.context ? "neighbouring iteration's " : "") + i.kind + " " + fmt(i.start_ms) + "-" +
+                 fmt(i.end_ms) + " ms",
              i.context ? 0.3 : 1.0);
     if (const double p = c.rows[r].period_ms; p > 0) {  // this iteration's start and the next's
       s.line(tx(0), y0 - 2, tx(0), y0 + 3 * lane_h + 2, "#000", 1.5);

@@ -1,8 +1,8 @@
 #include "report/svg_chart.h"
 
-#include <regex>
-
 #include <gtest/gtest.h>
+
+#include <regex>
 
 namespace dynacomm::report {
 namespace {
@@ -41,8 +41,11 @@ TEST(SvgChart, LineAndGanttChartsNameTheirSeriesAndLanes) {
 }
 
 TEST(SvgChart, AFullDuplexGanttRowShowsItsNeighboursAndItsPeriod) {
-  GanttRow fd{"dynacomm-fd", {{-30, -10, 1, "pull", false}, {0, 40, 0, "forward"},
-                              {-50, -5, 0, "backward", true}, {60, 90, 2, "push"}},
+  GanttRow fd{"dynacomm-fd",
+              {{-30, -10, 1, "pull", false},
+               {0, 40, 0, "forward"},
+               {-50, -5, 0, "backward", true},
+               {60, 90, 2, "push"}},
               70};
   const std::string b = render(GanttChart{"steady state", {fd}});
   EXPECT_NE(b.find("neighbouring iteration's backward -50--5 ms"), std::string::npos);

@@ -49,10 +49,10 @@ TEST_F(TraceMerge, WorkersEventsMoveOntoThePsClock) {
   ChromeTrace ps;
   ps.add_event(2, 0, "pull", "request", 1005, 1006);
   ps.set_ps_clock();
-  const auto merged = merge_traces({write("w0.json", worker_trace(0, 10, 1000)),
-                                    write("w1.json", worker_trace(1, 1510, -500)),
-                                    write("ps.json", ps.json().dump())},
-                                   Clocks::kToPs);
+  const auto merged = merge_traces(
+      {write("w0.json", worker_trace(0, 10, 1000)), write("w1.json", worker_trace(1, 1510, -500)),
+       write("ps.json", ps.json().dump())},
+      Clocks::kToPs);
   EXPECT_DOUBLE_EQ(ts_of(merged, 2), 0);  // the earliest event is at 0
   EXPECT_DOUBLE_EQ(ts_of(merged, 0), 5);
   EXPECT_DOUBLE_EQ(ts_of(merged, 1), 5);

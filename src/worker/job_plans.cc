@@ -73,8 +73,7 @@ void agree_on_plans(Comm& comm, const WorkerOptions& o, const plan::ModelProfile
 WorkerResult::PlanInfo choose(const WorkerOptions& o,
                               const std::vector<WorkerResult::PlanInfo>& plans,
                               const std::vector<double>& job_ms, std::ostream& progress,
-                              std::string& choice,
-                              std::vector<WorkerResult::Ranked>& ranking) {
+                              std::string& choice, std::vector<WorkerResult::Ranked>& ranking) {
   std::vector<std::size_t> order(plans.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(),

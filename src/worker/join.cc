@@ -1,6 +1,5 @@
 #include "worker/join.h"
 
-
 #include "base/error.h"
 #include "base/stats.h"
 #include "net/connection.h"
@@ -38,7 +37,7 @@ void tell_ps_failed(const std::string& ps, int rank, const std::string& why) {
 Joined join_job(net::Transport& conn, const WorkerOptions& o, const JobShape& shape,
                 const std::vector<float>& initial_params) {
   // Its job settings go along for the PS to check against the job's.
-  const net::Hello h{o.model,           o.workers,         shape.atom_bytes, shape.total_iterations,
+  const net::Hello h{o.model,          o.workers,         shape.atom_bytes, shape.total_iterations,
                      shape.trace_from, shape.trace_count, o.job_settings};
   const std::string hello = net::encode(h);
   Joined j;

@@ -15,7 +15,8 @@ const std::vector<MetricsColumn>& metrics_columns() {
       {kIteration, "iteration, from 0 (the warm-up's first)"},
       {kEpoch, "epoch, from 1"},
       {kStartS, "when the iteration started, s from the job's start"},
-      {kIterationMs, "wall time of the iteration, ms (the last: until its update is in; the last of "
+      {kIterationMs,
+       "wall time of the iteration, ms (the last: until its update is in; the last of "
        "the warm-up: without the planning after it)"},
       {kLoss, "training loss of this worker's mini-batch"},
       {kBytesUp, "bytes pushed in the iteration"},

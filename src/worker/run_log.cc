@@ -79,7 +79,8 @@ int RunLog::epochs_run(std::int64_t steps_per_epoch) const {
 void RunLog::epoch_begins(int epoch, std::int64_t steps, std::int64_t steps_per_epoch) {
   if (o_.rank == 0)
     bar_ = std::make_unique<report::ProgressBar>(
-        progress_, "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs_run(steps_per_epoch)), steps,
+        progress_,
+        "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs_run(steps_per_epoch)), steps,
         o_.interactive, "img");
 }
 

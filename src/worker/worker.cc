@@ -260,9 +260,9 @@ void evaluate_epoch(model::Model& model, const data::Dataset& test, const Worker
 
 // Rank 0 ends the job: the final parameters, then the test set's accuracy of them. The last
 // iteration's time ends when its update is in, with the fetch.
-void finish_job(Comm& comm, model::Model& model, const data::Dataset& test,
-                const WorkerOptions& o, std::int64_t iterations, Clock::time_point last_start,
-                RunLog& log, WorkerResult& result) {
+void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, const WorkerOptions& o,
+                std::int64_t iterations, Clock::time_point last_start, RunLog& log,
+                WorkerResult& result) {
   comm.fetch_all(iterations);
   result.iterations.back().ms = ms_between(last_start, Clock::now());
   result.final_weights = model.flat_params();
@@ -424,7 +424,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     if (step == 0) {
       order = share.mine;
       data::shuffle(order, o.seed * 1000003 + static_cast<std::uint64_t>(epoch));
-      log.epoch_begins(epoch, std::min(share.steps_per_epoch, share.total - it), share.steps_per_epoch);
+      log.epoch_begins(epoch, std::min(share.steps_per_epoch, share.total - it),
+                       share.steps_per_epoch);
     }
     // The last warm-up iteration ends here: planning, below, is no part of it.
     const auto warmup_end = Clock::now();
@@ -433,9 +434,8 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
           calibration.finish(it, tracker, estimators, rotation.compute, profile, given_link, link);
       link = c.link;
       planner = c.planner;
-      result.plans =
-          first_plans(comm, o, profile, link, planner, slicing, progress, result.scheduler_choice,
-                      result.scheduler_ranking);
+      result.plans = first_plans(comm, o, profile, link, planner, slicing, progress,
+                                 result.scheduler_choice, result.scheduler_ranking);
       record_first_plans(o, c, profile, result);
       replanner.start(it, planner, link);
     }

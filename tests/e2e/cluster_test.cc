@@ -1,7 +1,7 @@
 // Real processes on loopback: `dynacomm ps` and `dynacomm worker`s started by the same
 // launcher `dynacomm train` uses, a few iterations each, on a slice of Fashion-MNIST.
-#include <gtest/gtest.h>
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -167,8 +167,9 @@ TEST_F(ClusterTest, KillingTheLauncherTakesItsProcessesWithIt) {
   const std::string out = dir_ + "/killed";
   const std::string sh = std::string(DYNACOMM_EXE) +
                          " train --epochs 50 --train-samples 1000 --test-samples 100"
-                         " --down 1gbit --latency 1ms --out " + out + " > " + dir_ +
-                         "/killed.log 2>&1 & echo $! > " + dir_ + "/killed.pid";
+                         " --down 1gbit --latency 1ms --out " +
+                         out + " > " + dir_ + "/killed.log 2>&1 & echo $! > " + dir_ +
+                         "/killed.pid";
   ASSERT_EQ(std::system(("sh -c '" + sh + "'").c_str()), 0);
   const int launcher = std::atoi(read_file(dir_ + "/killed.pid").c_str());
   ASSERT_GT(launcher, 0);

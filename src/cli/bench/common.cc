@@ -26,12 +26,12 @@ Stats stats_of(std::vector<double> v) {
   return s;
 }
 
-// Worker 0's traced events of iterations first..last, with their iteration.
 namespace {
 struct TracedEvent {
   std::int64_t iteration;
   report::Interval interval;
 };
+// Worker 0's traced events of iterations first..last, with their iteration.
 std::vector<TracedEvent> traced_events(const nlohmann::json& trace, std::int64_t first,
                                        std::int64_t last) {
   std::vector<TracedEvent> out;

@@ -45,10 +45,9 @@ void bench_setting(const BenchFlags& f, const JobFlags& base, const std::string&
   const auto at = std::find(sweep.begin(), sweep.end(), bw);
   cluster::StatusStyle style{"bench " + bw, j.warmup, f.block};
   if (sweep.size() > 1 && at != sweep.end())
-    style.label += " (" + std::to_string(at - sweep.begin() + 1) + "/" +
-                   std::to_string(sweep.size()) + ")";
-  const RunSummary summary =
-      run_cluster_job(j, per_worker, dir, threads, topology.get(), style);
+    style.label +=
+        " (" + std::to_string(at - sweep.begin() + 1) + "/" + std::to_string(sweep.size()) + ")";
+  const RunSummary summary = run_cluster_job(j, per_worker, dir, threads, topology.get(), style);
   const auto metrics = worker::read_metrics_csv(dir + "/metrics.csv");
   Measured sel =
       measured_iterations(metrics, repredict_run(dir, summary, wo), j.warmup, f.block, settle);
@@ -67,10 +66,9 @@ void bench_setting(const BenchFlags& f, const JobFlags& base, const std::string&
                             (j.net == "netns" ? "tbf" : "emulated") + ")",
                         "iteration time (ms)",
                         {}};
-  report::GanttChart gantt{
-      j.model + ": one measured iteration per strategy, worker 0, " + bw +
-          " (full duplex: the steady state, with the neighbouring iterations)",
-      {}};
+  report::GanttChart gantt{j.model + ": one measured iteration per strategy, worker 0, " + bw +
+                               " (full duplex: the steady state, with the neighbouring iterations)",
+                           {}};
   std::ifstream trace_in(dir + "/trace.json");
   const nlohmann::json trace = nlohmann::json::parse(trace_in, nullptr, false);
   const double run_ideal_online = phase_separated_ideal(summary, ideal_by_plan);
@@ -151,9 +149,9 @@ void bench_setting(const BenchFlags& f, const JobFlags& base, const std::string&
     }
     const int k = p.id - 1;
     if (!trace.is_discarded())
-      gantt.rows.push_back(
-          gantt_row(trace, name, j.warmup + static_cast<std::int64_t>(k) * f.block + settle,
-                    p.full_duplex()));
+      gantt.rows.push_back(gantt_row(trace, name,
+                                     j.warmup + static_cast<std::int64_t>(k) * f.block + settle,
+                                     p.full_duplex()));
   }
   std::string peer_note;
   for (const auto& peer : f.peers) {
