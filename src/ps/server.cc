@@ -244,20 +244,14 @@ void PsServer::Impl::answer_pulls() {
   std::vector<char> blocked(static_cast<std::size_t>(options.workers), 0);  // by rank
   for (auto it = pending.begin(); it != pending.end();) {
     char& waits = blocked[static_cast<std::size_t>(it->rank)];
-    bool ready = false;
-    try {
-      ready = !(it->in_order && waits) && store->ready(it->first, it->last, it->iteration);
-    } catch (const InvalidInput& e) {  // held from before the store existed: refused now
-      log_drop("rank " + std::to_string(it->rank) + ": " + e.what());
-      send_error(it->peer, e.what());
-      it = pending.erase(it);
-      continue;
-    }
-    if (!ready) {  // before allocating the reply
+    // The wire has checked the unit range against the job's layout, which is the store's.
+    if ((it->in_order && waits) ||
+        !store->ready(it->first, it->last, it->iteration)) {  // before allocating the reply
       if (it->in_order) waits = true;
       ++it;
       continue;
     }
+    // Held from before the store existed, or overtaken since: refused now, never thrown.
     if (const std::string why = store->unanswerable(it->first, it->last, it->iteration);
         !why.empty()) {
       log_drop("rank " + std::to_string(it->rank) + ": " + why);
