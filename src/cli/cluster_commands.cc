@@ -1,6 +1,7 @@
 // `dynacomm worker`: one edge worker process; `dynacomm train` starts them.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -27,6 +28,7 @@ void add_worker_command(CLI::App& app) {
     int rank = 0;
     int threads = 1;
     std::string out;
+    std::string key, ps_key;  // CURVE
   };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("worker", "Run one edge worker against a PS");
@@ -42,6 +44,8 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option(
       "--out", f->out,
       "Run folder (rank 0 writes metrics.csv, summary.json, weights.bin; every rank its trace)");
+  cmd->add_option("--key", f->key, "This worker's CURVE key pair (dynacomm keygen); with --ps-key");
+  cmd->add_option("--ps-key", f->ps_key, "The PS's CURVE public key (its .pub file) to pin");
   // A worker on its own runs over the real network: nothing emulated unless asked (`train`
   // passes its --net to the workers it starts).
   f->job.net = "none";
@@ -66,13 +70,21 @@ void add_worker_command(CLI::App& app) {
     };
     if (cmd->count("--workers") > 0) check_rank("--workers says the job");
     const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f->job.timeout_ms()));
+    if (f->key.empty() != f->ps_key.empty())
+      throw InvalidInput(
+          "--key and --ps-key go together: CURVE needs this worker's key pair "
+          "and the PS's public key");
+    std::optional<net::CurveClient> curve;
+    if (!f->key.empty())
+      curve = net::CurveClient{net::read_keypair(f->key), net::read_public_key(f->ps_key)};
+    const net::CurveClient* keys = curve ? &*curve : nullptr;
     // The job's settings come from the PS; a flag given here that says otherwise is refused,
     // and the PS tells the other workers at once.
-    const net::JobConfig job = worker::ask_job_config(f->ps, f->rank, timeout);
+    const net::JobConfig job = worker::ask_job_config(f->ps, f->rank, timeout, keys);
     try {
       f->job.adopt(job, *cmd, f->ps);
     } catch (const InvalidInput& e) {
-      worker::tell_ps_failed(f->ps, f->rank, std::string("its settings differ: ") + e.what());
+      worker::tell_ps_failed(f->ps, f->rank, std::string("its settings differ: ") + e.what(), keys);
       throw;
     }
     check_rank("the job at " + f->ps);
@@ -83,13 +95,19 @@ void add_worker_command(CLI::App& app) {
     o.interactive = ::isatty(STDERR_FILENO);
     o.out_dir = f->out;
     o.job_settings = f->job.job_settings();
+    o.curve = curve;
+    // SIGTERM (the launcher's Ctrl-C): stop at the next iteration and save; again: now.
+    std::signal(SIGTERM, [](int) {
+      if (worker::stop_requested()) ::_exit(143);
+      worker::request_stop();
+    });
     worker::WorkerResult r;
     try {
       r = worker::run_worker(o, std::cerr);
     } catch (const RemoteError&) {  // the PS's own word: it knows
       throw;
     } catch (const std::exception& e) {
-      worker::tell_ps_failed(f->ps, f->rank, e.what());
+      worker::tell_ps_failed(f->ps, f->rank, e.what(), keys);
       throw;
     }
     if (f->rank != 0 || f->out.empty()) return;

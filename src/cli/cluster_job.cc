@@ -89,7 +89,9 @@ std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_
 
 RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
                            const std::string& run_dir, int threads,
-                           cluster::NetnsTopology* topology, const cluster::StatusStyle& style) {
+                           cluster::NetnsTopology* topology, const cluster::StatusStyle& style,
+                           const JobControl& control) {
+  const int max_restarts = control.max_restarts;
   validate_job(j, per_worker);  // every flag, before any process starts
   // --net netns: the PS and each worker in their own network namespace, the links shaped
   // by tbf; a topology made here is removed when this function leaves, however it leaves.
@@ -132,6 +134,11 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
   cluster::LocalCluster c(sibling_exe("dynacomm"), run_dir, std::chrono::seconds(30));
   std::vector<std::string> ps_args = j.job_args();  // the workers take them from the PS
   ps_args.insert(ps_args.end(), {"--timeout", j.timeout, "--trace", run.file("trace-ps.json")});
+  ps_args.insert(ps_args.end(), control.ps_args.begin(), control.ps_args.end());
+  // --net netns: the PS listens on its namespace's address, reachable from this machine's
+  // namespaces only; without keys, plaintext is a choice said here.
+  const bool keys = std::find(ps_args.begin(), ps_args.end(), "--key") != ps_args.end();
+  if (topology && !keys) ps_args.push_back("--insecure");
   const std::string endpoint =
       topology ? c.start_ps(ps_args, topology->ps_namespace(), "tcp://0.0.0.0:0")
                : c.start_ps(ps_args);
@@ -146,6 +153,9 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
         topology ? "tcp://" + cluster::NetnsTopology::ps_address(r) + port : endpoint;
     args.insert(args.end(), {"--ps", ps, "--threads", std::to_string(threads)});
     args.insert(args.end(), {"--out", run_dir});
+    if (static_cast<std::size_t>(r) < control.worker_args.size())
+      args.insert(args.end(), control.worker_args[static_cast<std::size_t>(r)].begin(),
+                  control.worker_args[static_cast<std::size_t>(r)].end());
     c.start_worker(r, args, /*show_output=*/false,  // logs: run_dir/worker-R.log
                    topology ? topology->worker_namespace(r) : "");
   }
@@ -156,9 +166,11 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
   auto last_line = began;
   std::size_t drawn = 0;
   auto show = [&](bool final) {
-    const std::string line = cluster::render_status(
+    std::string line = cluster::render_status(
         cluster::read_statuses(run_dir, j.workers),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), style);
+    if (c.restarts() > 0)
+      line += "  restarts " + std::to_string(c.restarts()) + "/" + std::to_string(max_restarts);
     if (interactive) {
       std::fprintf(stderr, "\r%s%s", line.c_str(),
                    std::string(drawn > line.size() ? drawn - line.size() : 0, ' ').c_str());
@@ -169,6 +181,12 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
       last_line = std::chrono::steady_clock::now();
     }
   };
+  c.set_max_restarts(max_restarts, [&](const std::string& what) {
+    if (interactive && drawn) std::fprintf(stderr, "\n");
+    drawn = 0;
+    std::fprintf(stderr, "dynacomm: %s\n", what.c_str());
+  });
+  c.set_graceful_interrupt(control.graceful_interrupt);
   try {
     c.wait([&] {
       show(false);

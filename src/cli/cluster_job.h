@@ -25,10 +25,19 @@ std::vector<JobFlags> per_worker_flags(const JobFlags& job, const std::vector<st
 // run_dir/trace.json and returns rank 0's summary.json (cli/run_summary.h). Throws Error naming the
 // process that failed.
 // `style`: how the progress line reads (a bench's label and turns; cluster/status.h).
+// `control`: restarts of failed workers, and more arguments for the PS (checkpoints).
+struct JobControl {
+  int max_restarts = 0;  // a failed worker is started again up to this many times in all,
+                         // and rejoins the job (said on the progress display)
+  std::vector<std::string> ps_args;
+  std::vector<std::vector<std::string>> worker_args;  // by rank (CURVE keys)
+  // Ctrl-C stops the workers at their next iteration, and they save (train); 0: at once.
+  std::chrono::milliseconds graceful_interrupt{0};
+};
 RunSummary run_cluster_job(const JobFlags& job, const std::vector<JobFlags>& per_worker,
                            const std::string& run_dir, int threads,
-                           cluster::NetnsTopology* topology,
-                           const cluster::StatusStyle& style = {});
+                           cluster::NetnsTopology* topology, const cluster::StatusStyle& style = {},
+                           const JobControl& control = {});
 
 // Checks every flag of the job and of each worker (options, traces for their ranks, the
 // data folder) as the PS and the workers would, so a bad value fails before anything

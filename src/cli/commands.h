@@ -12,5 +12,6 @@ void add_ps_command(CLI::App& app);
 void add_worker_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
+void add_keygen_command(CLI::App& app);
 
 }  // namespace dynacomm::cli

@@ -300,4 +300,53 @@ worker::WorkerOptions JobFlags::worker_options() const {
   return o;
 }
 
+void Checkpointing::add_flags(CLI::App* cmd, bool dir_flag) {
+  if (dir_flag) {
+    cmd->add_option("--checkpoint-dir", dir, "Folder of the PS's checkpoints");
+    cmd->add_flag("--resume", resume,
+                  "Resume the job from the newest usable checkpoint in --checkpoint-dir");
+  } else {
+    cmd->add_option("--resume", dir,
+                    "Resume a job from the newest usable checkpoint in this folder (a run "
+                    "folder's checkpoints/); the job's flags must be those it ran with")
+        ->each([this](const std::string&) { resume = true; });
+  }
+  cmd->add_option("--checkpoint-every", every,
+                  "Checkpoint every N iterations (e.g. 50) or every duration (e.g. 2min)" +
+                      std::string(dir_flag ? "" : ", into the run folder's checkpoints/"));
+  cmd->add_option("--keep-checkpoints", keep, "How many of the newest checkpoints to keep")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+}
+
+void Checkpointing::apply(ps::ServerOptions& o) const {
+  o.checkpoint_dir = dir;
+  o.checkpoint_keep = keep;
+  o.resume = resume;
+  if (every.empty()) return;
+  if (every.find_first_not_of("0123456789") == std::string::npos) {
+    o.checkpoint_every = std::stoll(every.substr(0, 12));
+    if (o.checkpoint_every < 1) throw InvalidInput("--checkpoint-every: at least 1 iteration");
+  } else {
+    double ms;
+    try {
+      ms = plan::parse_duration_ms(every);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(std::string("--checkpoint-every: ") + e.what() +
+                         " (or a count of iterations)");
+    }
+    if (!(ms >= 1)) throw InvalidInput("--checkpoint-every: a duration of at least 1 ms");
+    o.checkpoint_period = std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+  }
+}
+
+std::vector<std::string> Checkpointing::ps_args() const {
+  std::vector<std::string> a;
+  if (!dir.empty()) a.insert(a.end(), {"--checkpoint-dir", dir});
+  if (!every.empty()) a.insert(a.end(), {"--checkpoint-every", every});
+  a.insert(a.end(), {"--keep-checkpoints", std::to_string(keep)});
+  if (resume) a.push_back("--resume");
+  return a;
+}
+
 }  // namespace dynacomm::cli

@@ -66,4 +66,18 @@ struct JobFlags {
   worker::WorkerOptions worker_options() const;  // rank and --ps left to the caller
 };
 
+// The PS's checkpoint flags (ps/checkpoint.h), for `dynacomm ps` and `dynacomm train`.
+struct Checkpointing {
+  std::string dir;    // --checkpoint-dir (ps), or --resume's folder
+  std::string every;  // "50" (iterations) or a duration ("2min"); "": none
+  int keep = 3;
+  bool resume = false;
+  // dir_flag: `ps` takes --checkpoint-dir and a --resume switch; `train` writes into its
+  // run folder and takes --resume DIR.
+  void add_flags(CLI::App* cmd, bool dir_flag);
+  void apply(ps::ServerOptions& o) const;  // InvalidInput naming a bad value
+  // The same, as `dynacomm ps` arguments.
+  std::vector<std::string> ps_args() const;
+};
+
 }  // namespace dynacomm::cli

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
     add_plan_command(app);
     add_ps_command(app);
     add_trace_command(app);
+    add_keygen_command(app);
     // Listed in the help; run by dynacomm-compute (above, before parsing).
     for (const auto& [name, summary] : compute_commands())
       app.add_subcommand(name, summary)->allow_extras()->prefix_command();

@@ -50,6 +50,8 @@ RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
   s.predicted_slowest_ms = r.predicted_slowest_ms;
   s.measured_sequential_ms = r.measured_sequential_ms;
   s.measured_sequential_iterations = r.measured_sequential_iterations;
+  s.first_iteration = r.iterations.empty() ? 0 : r.iterations.front().iteration;
+  s.interrupted_at = r.interrupted_at;
   for (const auto& k : r.scheduler_ranking)
     s.scheduler_ranking.push_back({k.scheduler, k.predicted_ms});
   s.test_accuracy = r.test_accuracy;
@@ -126,6 +128,8 @@ nlohmann::json to_json(const RunSummary& s) {
           {"predicted_slowest_ms", s.predicted_slowest_ms},
           {"measured_sequential_ms", s.measured_sequential_ms},
           {"measured_sequential_iterations", s.measured_sequential_iterations},
+          {"first_iteration", s.first_iteration},
+          {"interrupted_at", s.interrupted_at},
           {"scheduler_ranking", ranking},
           {"test_accuracy", s.test_accuracy},
           {"bytes_of", "worker 0"},  // bytes_up, bytes_down: rank 0's, the whole run
@@ -179,6 +183,8 @@ RunSummary summary_from_json(const nlohmann::json& j) {
   s.predicted_slowest_ms = get<double>(j, "predicted_slowest_ms");
   s.measured_sequential_ms = get<double>(j, "measured_sequential_ms");
   s.measured_sequential_iterations = get<int>(j, "measured_sequential_iterations");
+  s.first_iteration = j.contains("first_iteration") ? get<std::int64_t>(j, "first_iteration") : 0;
+  s.interrupted_at = j.contains("interrupted_at") ? get<std::int64_t>(j, "interrupted_at") : -1;
   for (const auto& k : field(j, "scheduler_ranking", ""))
     s.scheduler_ranking.push_back({get<std::string>(k, "scheduler", "a ranked strategy's "),
                                    get<double>(k, "predicted_ms", "a ranked strategy's ")});

@@ -47,6 +47,9 @@ struct RunSummary {
   // The warm-up's sequential iterations, measured (0 iterations: none warm).
   double measured_sequential_ms = 0;
   int measured_sequential_iterations = 0;
+  // Rank 0's first iteration (> 0: the job was resumed, or rank 0 rejoined it), and where
+  // an interrupted run stopped (-1: it ran to the end).
+  std::int64_t first_iteration = 0, interrupted_at = -1;
   struct Ranked {  // --scheduler auto: every strategy's prediction for the job, fastest first
     std::string scheduler;
     double predicted_ms = 0;

@@ -1,5 +1,6 @@
 // `dynacomm train`: the embedded default (a PS and N workers as processes on this
 // machine, emulated edge links), or `--local` (one process, no PS).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/job_flags.h"
 #include "cluster/local_cluster.h"
+#include "net/curve.h"
 #include "report/run_folder.h"
 #include "train/local_training.h"
 
@@ -30,6 +32,9 @@ struct TrainFlags {
   bool local = false;
   int threads = 0;
   std::string out;
+  int max_restarts = 0;
+  bool curve = false;
+  Checkpointing checkpoints;
   JobFlags job;
 };
 
@@ -80,9 +85,55 @@ void run_cluster(const TrainFlags& f) {
                    w.down.c_str(), w.up.c_str(), w.latency.c_str());
   }
   cluster::install_interrupt_handler();
-  const RunSummary s = run_cluster_job(j, per_worker, run_dir, threads, nullptr);
-  std::printf("test accuracy %.2f%% after %lld iterations\n", 100 * s.test_accuracy,
-              static_cast<long long>(s.iterations));
+  {
+    ps::ServerOptions probe;  // a bad --checkpoint-every fails before anything starts
+    f.checkpoints.apply(probe);
+  }
+  JobControl control;
+  control.max_restarts = f.max_restarts;
+  control.graceful_interrupt = std::chrono::seconds(60);
+  // The PS checkpoints into the run folder (or a resumed job's folder): when --checkpoint-
+  // every says, and always at the end, Ctrl-C included.
+  Checkpointing checkpoints = f.checkpoints;
+  if (checkpoints.dir.empty()) {
+    checkpoints.dir = run_dir + "/checkpoints";
+    ::mkdir(run_dir.c_str(), 0755);
+    ::mkdir(checkpoints.dir.c_str(), 0755);
+  }
+  control.ps_args = checkpoints.ps_args();
+  if (f.curve) {  // keys for this job: the PS's, one per worker, and the allow-list
+    const std::string keys = run_dir + "/keys";
+    ::mkdir(run_dir.c_str(), 0755);
+    ::mkdir(keys.c_str(), 0700);
+    net::write_keypair(keys + "/ps", net::make_keypair());
+    std::ofstream allow(keys + "/allow.txt");
+    for (int r = 0; r < j.workers; ++r) {
+      const std::string w = keys + "/worker-" + std::to_string(r);
+      const net::CurveKeyPair k = net::make_keypair();
+      net::write_keypair(w, k);
+      allow << r << " " << k.public_key << "\n";
+      control.worker_args.push_back({"--key", w + ".key", "--ps-key", keys + "/ps.pub"});
+    }
+    control.ps_args.insert(control.ps_args.end(),
+                           {"--key", keys + "/ps.key", "--allow", keys + "/allow.txt"});
+  }
+  const RunSummary s = run_cluster_job(j, per_worker, run_dir, threads, nullptr, {}, control);
+  if (s.interrupted_at >= 0) {
+    std::printf(
+        "interrupted before iteration %lld: test accuracy %.2f%% of the weights then; "
+        "metrics, summary and weights in %s, the PS's checkpoint in %s (to go on: the same "
+        "flags and --resume %s)\n",
+        static_cast<long long>(s.interrupted_at), 100 * s.test_accuracy, run_dir.c_str(),
+        checkpoints.dir.c_str(), checkpoints.dir.c_str());
+    std::exit(130);
+  }
+  if (s.first_iteration > 0)  // resumed, or rank 0 rejoined: this run did the rest
+    std::printf("test accuracy %.2f%% after %lld iterations (this run: from iteration %lld)\n",
+                100 * s.test_accuracy, static_cast<long long>(s.first_iteration + s.iterations),
+                static_cast<long long>(s.first_iteration));
+  else
+    std::printf("test accuracy %.2f%% after %lld iterations\n", 100 * s.test_accuracy,
+                static_cast<long long>(s.iterations));
   const std::vector<std::string> speed = speed_report(s);
   std::printf("%s\n", speed.front().c_str());
   if (!s.scheduler_choice.empty())
@@ -123,10 +174,22 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--link", f->links,
                   "Per-worker link override R:down,up,latency, e.g. 1:10mbit,2mbit,50ms "
                   "(repeatable)");
+  cmd->add_flag("--curve", f->curve,
+                "Encrypt and authenticate the job's connections with CURVE (keys made for this "
+                "job in the run folder's keys/)");
+  cmd->add_option("--max-restarts", f->max_restarts,
+                  "Start a worker that fails again, up to this many times in all; it rejoins the "
+                  "running job (like torchrun's --max-restarts)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  f->checkpoints.add_flags(cmd, /*dir_flag=*/false);
   f->job.add_job_flags(cmd);
   f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
   cmd->callback([f]() {
+    if (f->local && (f->checkpoints.resume || !f->checkpoints.every.empty()))
+      throw InvalidInput(
+          "train: --resume and --checkpoint-every are for a job with a PS, not --local");
     if (f->local)
       run_local(*f);
     else

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -21,7 +22,7 @@ namespace dynacomm::cluster {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;  // the one piece of process state a signal may touch
-void on_signal(int) { g_interrupted = 1; }
+void on_signal(int) { g_interrupted = g_interrupted + 1; }
 
 std::string tail_of(const std::string& path, int lines) {
   std::ifstream in(path);
@@ -51,7 +52,7 @@ LocalCluster::LocalCluster(std::string exe, std::string run_dir,
 LocalCluster::~LocalCluster() { stop_all(SIGKILL); }
 
 pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::string& log,
-                          const std::string& netns) {
+                          const std::string& netns, bool append) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -66,7 +67,7 @@ pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::strin
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != launcher) ::_exit(1);
     if (!log.empty()) {
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0644);
       if (fd >= 0) {
         ::dup2(fd, STDOUT_FILENO);
         ::dup2(fd, STDERR_FILENO);
@@ -95,7 +96,7 @@ std::string LocalCluster::start_ps(std::vector<std::string> args, const std::str
   std::vector<std::string> argv{exe_, "ps", "--listen", listen, "--endpoint-file", endpoint_file};
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string log = run_dir_ + "/ps.log";
-  children_.push_back({"the PS", log, spawn(argv, log, netns)});
+  children_.push_back({"the PS", log, spawn(argv, log, netns), false, {}, {}});
   const auto deadline = std::chrono::steady_clock::now() + start_timeout_;
   while (std::chrono::steady_clock::now() < deadline) {
     std::ifstream in(endpoint_file);
@@ -118,13 +119,33 @@ void LocalCluster::start_worker(int rank, std::vector<std::string> args, bool sh
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string log = run_dir_ + "/worker-" + std::to_string(rank) + ".log";
   children_.push_back({"worker " + std::to_string(rank), show_output ? "" : log,
-                       spawn(argv, show_output ? "" : log, netns)});
+                       spawn(argv, show_output ? "" : log, netns), false, argv, netns});
+}
+
+void LocalCluster::set_graceful_interrupt(std::chrono::milliseconds grace) { graceful_ = grace; }
+
+bool LocalCluster::interrupted() const { return stopping_; }
+
+void LocalCluster::set_max_restarts(int n, std::function<void(const std::string&)> on_restart) {
+  max_restarts_ = std::max(0, n);
+  on_restart_ = std::move(on_restart);
+}
+
+bool LocalCluster::restart(Child& c, const std::string& why) {
+  if (c.argv.empty() || restarts_ >= max_restarts_ || g_interrupted) return false;
+  ++restarts_;
+  c.pid = spawn(c.argv, c.log, c.netns, /*append=*/true);
+  c.done = false;
+  if (on_restart_)
+    on_restart_(why + "; started it again (restart " + std::to_string(restarts_) + " of " +
+                std::to_string(max_restarts_) + "), it rejoins the job");
+  return true;
 }
 
 void LocalCluster::start_process(const std::string& name, std::vector<std::string> argv,
                                  const std::string& log_name, const std::string& netns) {
   const std::string log = run_dir_ + "/" + log_name;
-  children_.push_back({name, log, spawn(argv, log, netns)});
+  children_.push_back({name, log, spawn(argv, log, netns), false, {}, {}});
 }
 
 void LocalCluster::stop_all(int signal) {
@@ -147,7 +168,18 @@ void LocalCluster::wait(const std::function<void()>& tick, std::chrono::millisec
       tick();
       next_tick = std::chrono::steady_clock::now() + period;
     }
-    if (g_interrupted) {
+    if (g_interrupted && graceful_.count() > 0 && !stopping_) {  // the first Ctrl-C
+      stopping_ = true;
+      stop_by_ = std::chrono::steady_clock::now() + graceful_;
+      for (auto& c : children_)
+        if (!c.done && !c.argv.empty()) ::kill(c.pid, SIGTERM);  // the workers: they save
+      if (on_restart_)
+        on_restart_(
+            "interrupted: the workers stop at their next iteration and save what they "
+            "have learned (Ctrl-C again stops at once)");
+    }
+    if (g_interrupted &&
+        (!stopping_ || g_interrupted > 1 || std::chrono::steady_clock::now() > stop_by_)) {
       stop_all(SIGTERM);
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       stop_all(SIGKILL);
@@ -168,6 +200,10 @@ void LocalCluster::wait(const std::function<void()>& tick, std::chrono::millisec
           << (WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
                                 : "killed by signal " + std::to_string(WTERMSIG(status)))
           << ")";
+      if (restart(c, why.str())) {
+        ++running;
+        continue;
+      }
       if (!c.log.empty()) why << "; last lines of " << c.log << ":" << tail_of(c.log, 5);
       stop_all(SIGTERM);
       std::this_thread::sleep_for(std::chrono::milliseconds(300));

@@ -38,18 +38,38 @@ class LocalCluster {
   void wait(const std::function<void()>& tick = {},
             std::chrono::milliseconds period = std::chrono::milliseconds(500));
   void stop_all(int signal);
+  // A worker that fails is started again, with the same arguments, up to `n` times in
+  // all (torchrun's --max-restarts); it rejoins the running job (ps/server.h). Each restart
+  // is said through `on_restart`. Past n, a failure stops the job as before.
+  void set_max_restarts(int n, std::function<void(const std::string&)> on_restart);
+  int restarts() const { return restarts_; }
+  // On Ctrl-C (SIGINT/SIGTERM to the launcher): the workers are sent SIGTERM, stop at their
+  // next iteration and save (worker/worker.h), and wait() returns once all have exited,
+  // with interrupted() true; after `grace`, or a second Ctrl-C, everything is killed.
+  // Without it (0): killed at once.
+  void set_graceful_interrupt(std::chrono::milliseconds grace);
+  bool interrupted() const;
 
  private:
   struct Child {
     std::string name, log;
     pid_t pid;
     bool done = false;
+    std::vector<std::string> argv;  // a worker's, to start it again
+    std::string netns;
   };
   pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
-              const std::string& netns);
+              const std::string& netns, bool append = false);
+  // After child c failed with `why`: started again (true), or no restarts are left.
+  bool restart(Child& c, const std::string& why);
   std::string exe_, run_dir_;
   std::chrono::milliseconds start_timeout_;
   std::vector<Child> children_;
+  int max_restarts_ = 0, restarts_ = 0;
+  std::chrono::milliseconds graceful_{0};
+  bool stopping_ = false;
+  std::chrono::steady_clock::time_point stop_by_{};
+  std::function<void(const std::string&)> on_restart_;
 };
 
 // Set by the SIGINT/SIGTERM handler the launcher installs; wait() stops the children.

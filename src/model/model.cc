@@ -168,6 +168,25 @@ std::vector<std::string> model_names() {
   return names;
 }
 
+namespace {
+// libtorch's default generator is the process's: a model's initial weights are drawn from
+// it under this lock, and a worker seeding dropout (another thread of a test process)
+// waits for them.
+std::mutex& generator_mutex() {
+  static std::mutex m;
+  return m;
+}
+}  // namespace
+
+void seed_dropout(std::uint64_t seed, int rank, std::int64_t iteration) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(rank) * 1000003ull +
+                    static_cast<std::uint64_t>(iteration) * 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 31;  // splitmix64's finaliser
+  x *= 0x94D049BB133111EBull;
+  std::lock_guard<std::mutex> lock(generator_mutex());
+  torch::manual_seed(x ^ (x >> 29));
+}
+
 std::unique_ptr<Model> make_model(const ModelOptions& options) {
   if (options.classes < 1) throw InvalidInput("model: classes must be positive");
   for (const auto& a : architectures()) {
@@ -176,8 +195,7 @@ std::unique_ptr<Model> make_model(const ModelOptions& options) {
     impl->options = options;
     // libtorch's default generator is the process's: models are made one at a time, so
     // several workers in one process (tests) each get the weights of their seed.
-    static std::mutex making;
-    std::lock_guard<std::mutex> lock(making);
+    std::lock_guard<std::mutex> lock(generator_mutex());
     torch::manual_seed(options.seed);
     a.build(*impl, options);
     impl->finalize();

@@ -110,6 +110,11 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
+// Seeds libtorch's generator (dropout's masks) from (seed, rank, iteration) alone, at the
+// start of each training iteration: a worker that starts again at iteration t (a rejoin, a
+// resumed job) draws the masks it would have drawn, and workers draw different ones.
+void seed_dropout(std::uint64_t seed, int rank, std::int64_t iteration);
+
 // Throws InvalidInput for an unknown name (listing the known ones) or an input shape the
 // architecture cannot take.
 std::unique_ptr<Model> make_model(const ModelOptions& options);

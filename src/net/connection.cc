@@ -17,8 +17,13 @@ struct Connection::Zmq {
   int wake_fd = -1;
 };
 
-Connection::Connection(const std::string& endpoint, WireLimits limits)
+Connection::Connection(const std::string& endpoint, WireLimits limits, const CurveClient* curve)
     : zmq_(std::make_unique<Zmq>()), endpoint_(endpoint), limits_(std::move(limits)) {
+  if (curve) {
+    zmq_->socket.set(zmq::sockopt::curve_serverkey, curve->server_public_key);
+    zmq_->socket.set(zmq::sockopt::curve_publickey, curve->keys.public_key);
+    zmq_->socket.set(zmq::sockopt::curve_secretkey, curve->keys.secret_key);
+  }
   // On close, queued messages (the goodbye above all) get up to 5 s to leave: with no
   // linger ZeroMQ would drop them.
   zmq_->socket.set(zmq::sockopt::linger, 5000);

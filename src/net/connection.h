@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "net/curve.h"
 #include "net/transport.h"
 
 namespace dynacomm::net {
@@ -20,7 +21,9 @@ namespace dynacomm::net {
 class Connection : public Transport {
  public:
   // Connects (ZeroMQ connects lazily; the first receive's timeout covers a missing PS).
-  Connection(const std::string& endpoint, WireLimits limits);
+  // With `curve`: over CURVE, pinning the PS's public key (a PS with another key, or one
+  // that does not admit this key, never answers).
+  Connection(const std::string& endpoint, WireLimits limits, const CurveClient* curve = nullptr);
   // How long messages still queued may take to leave on close (default 5 s).
   void set_linger(std::chrono::milliseconds linger);
   ~Connection() override;

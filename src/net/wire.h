@@ -23,7 +23,7 @@
 namespace dynacomm::net {
 
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
-constexpr std::uint16_t kProtocolVersion = 8;
+constexpr std::uint16_t kProtocolVersion = 9;
 constexpr std::size_t kHeaderBytes = 80;
 constexpr std::uint64_t kMaxArrivedUs = 1ull << 53;  // decode refuses larger stamps
 
@@ -49,6 +49,9 @@ enum class MessageType : std::uint16_t {
   // Worker -> PS, before its hello: the job's configuration, please (payload: none).
   // PS -> worker: the settings the PS was given (net::JobConfig, JSON).
   kJobConfig = 11,
+  // Worker -> PS, every second from its communication thread: it is alive (payload: none).
+  // The PS drops a worker it has heard nothing from for its --peer-timeout.
+  kHeartbeat = 12,
 };
 const char* to_string(MessageType t);
 
@@ -57,7 +60,10 @@ const char* to_string(MessageType t);
 // arrived (a full-duplex plan's pull order); without it the PS answers a request as soon as
 // its units are ready.
 constexpr std::uint16_t kFlagInOrder = 1;
-constexpr std::uint16_t kKnownFlags = kFlagInOrder;
+// On the PS's welcome: the job is already running (the parameters exist; the worker joins
+// at the welcome's iteration and sends no initial parameters).
+constexpr std::uint16_t kFlagJobRunning = 2;
+constexpr std::uint16_t kKnownFlags = kFlagInOrder | kFlagJobRunning;
 
 // A push ack's payload (kUpdateReportBytes, three little-endian u64): the PS's latest
 // update of any units when it sent the ack, i.e. its time over the push that completed

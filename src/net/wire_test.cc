@@ -91,8 +91,8 @@ TEST(Wire, RejectsMalformedFields) {
   m[0] = 'X';
   EXPECT_EQ(error_of(m), "bad magic number (not a dynacomm message)");
   m = push_message();
-  m[4] = 9;
-  EXPECT_EQ(error_of(m), "protocol version 9, expected " + std::to_string(kProtocolVersion));
+  m[4] = 99;
+  EXPECT_EQ(error_of(m), "protocol version 99, expected " + std::to_string(kProtocolVersion));
   m = push_message();
   m[20] ^= 1;  // iteration bit flipped in transit
   EXPECT_EQ(error_of(m), "header checksum mismatch");
@@ -150,8 +150,11 @@ TEST(Wire, RejectsMalformedFields) {
             "replan payload of 8388609 bytes exceeds the limit of 8388608");
   EXPECT_EQ(error_of(with(Header{MessageType::kJobConfig, 1, 0, 0, 0}, 0)), "");
   EXPECT_EQ(error_of(with(Header{MessageType::kJobConfig, -1, 0, 0, 0}, 1000)), "");
-  EXPECT_EQ(error_of(with(Header{static_cast<MessageType>(12), 1, 3, 0, 0}, 0)),
-            "unknown message type 12");
+  EXPECT_EQ(error_of(with(Header{MessageType::kHeartbeat, 1, 0, 0, 0}, 0)), "");
+  EXPECT_EQ(error_of(with(Header{MessageType::kHeartbeat, 1, 0, 0, 0}, 1)),
+            "heartbeat message carries an unexpected payload");
+  EXPECT_EQ(error_of(with(Header{static_cast<MessageType>(13), 1, 3, 0, 0}, 0)),
+            "unknown message type 13");
   h = Header{MessageType::kPullRequest, 1, 0, 0, 0};
   h.flags = kFlagInOrder;
   EXPECT_EQ(error_of(with(h, 0)), "");

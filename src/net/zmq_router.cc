@@ -1,9 +1,12 @@
 #include "net/zmq_router.h"
 
+#include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <zmq.hpp>
 
 #include "base/error.h"
+#include "net/zap.h"
 #include "net/zmq_message.h"
 
 namespace dynacomm::net {
@@ -18,11 +21,30 @@ const std::uint8_t* Inbound::data() const {
 }
 std::size_t Inbound::size() const { return frame_ ? frame_->size() : 0; }
 
-ZmqRouter::ZmqRouter(const std::string& listen)
-    : socket_(std::make_unique<zmq::socket_t>(zmq_context(), zmq::socket_type::router)) {
+ZmqRouter::ZmqRouter(const std::string& listen, const RouterOptions& options)
+    : options_(options),
+      socket_(std::make_unique<zmq::socket_t>(zmq_context(), zmq::socket_type::router)) {
   // Queued replies get up to 2 s to leave when the socket closes.
   socket_->set(zmq::sockopt::linger, 2000);
   socket_->set(zmq::sockopt::router_mandatory, 1);  // an unroutable peer is an error
+  if (options.max_message_bytes > 0)
+    socket_->set(zmq::sockopt::maxmsgsize, options.max_message_bytes);
+  if (options.curve) {
+    zap_ = std::make_unique<ZapHandler>(options.curve->allowed, options.on_refused);
+    socket_->set(zmq::sockopt::curve_server, 1);
+    socket_->set(zmq::sockopt::curve_secretkey, options.curve->keys.secret_key);
+    socket_->set(zmq::sockopt::zap_domain, "dynacomm");
+  }
+  // Failed handshakes, to say who was refused.
+  static std::atomic<int> monitors{0};
+  const std::string monitor = "inproc://dynacomm-router-monitor-" + std::to_string(++monitors);
+  if (zmq_socket_monitor(
+          socket_->handle(), monitor.c_str(),
+          ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) == 0) {
+    monitor_ = std::make_unique<zmq::socket_t>(zmq_context(), zmq::socket_type::pair);
+    monitor_->set(zmq::sockopt::linger, 0);
+    monitor_->connect(monitor);
+  }
   std::string addr = listen;
   if (addr.rfind("tcp://", 0) == 0 && addr.size() > 2 &&
       addr.compare(addr.size() - 2, 2, ":0") == 0)
@@ -37,10 +59,29 @@ ZmqRouter::ZmqRouter(const std::string& listen)
 
 ZmqRouter::~ZmqRouter() = default;
 
+void ZmqRouter::read_monitor() {
+  zmq::message_t event, address;
+  if (!monitor_->recv(event, zmq::recv_flags::dontwait)) return;
+  if (event.more()) (void)monitor_->recv(address, zmq::recv_flags::dontwait);
+  if (event.size() < 6 || !options_.on_refused) return;
+  std::uint32_t value;
+  std::memcpy(&value, static_cast<const char*>(event.data()) + 2, 4);
+  std::string why = "handshake failed";
+  if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+    why = options_.curve ? "a plaintext client (this PS requires CURVE keys)"
+                         : "a client with CURVE keys (this PS runs without)";
+  else if (value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC ||
+           value == ZMQ_PROTOCOL_ERROR_ZMTP_KEY_EXCHANGE)
+    why = "a client whose keys do not fit (the wrong server key?)";
+  options_.on_refused("refused a connection on " + address.to_string() + ": " + why);
+}
+
 bool ZmqRouter::poll(Clock::time_point deadline, Inbound* out) {
-  zmq::pollitem_t item{socket_->handle(), 0, ZMQ_POLLIN, 0};
-  zmq::poll(&item, 1, poll_timeout(deadline));
-  if (!(item.revents & ZMQ_POLLIN)) return false;
+  zmq::pollitem_t items[2] = {{socket_->handle(), 0, ZMQ_POLLIN, 0},
+                              {monitor_ ? monitor_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+  zmq::poll(items, monitor_ ? 2 : 1, poll_timeout(deadline));
+  if (monitor_ && (items[1].revents & ZMQ_POLLIN)) read_monitor();
+  if (!(items[0].revents & ZMQ_POLLIN)) return false;
   zmq::message_t id;
   if (!socket_->recv(id, zmq::recv_flags::dontwait)) return false;
   *out = Inbound{};
@@ -52,6 +93,12 @@ bool ZmqRouter::poll(Clock::time_point deadline, Inbound* out) {
     more = part->more();
     ++out->parts;
     out->frame_ = std::move(part);
+  }
+  if (options_.curve && out->frame_) {
+    try {
+      out->user_id = out->frame_->gets("User-Id");
+    } catch (const zmq::error_t&) {  // none: not admitted through the handler
+    }
   }
   out->received = Clock::now();
   return true;

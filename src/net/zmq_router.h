@@ -11,9 +11,11 @@
 // ZeroMQ's buffer into the store).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "net/curve.h"
 #include "net/transport.h"
 
 namespace zmq {
@@ -31,6 +33,7 @@ struct Inbound {
   Inbound& operator=(Inbound&&) noexcept;
 
   std::string peer;       // the peer's routing id (opaque)
+  std::string user_id;    // under CURVE: "rank R", the rank its key was admitted for
   std::size_t parts = 0;  // ZeroMQ frames after the id; a valid message has exactly 1
   Clock::time_point received{};
   bool ok() const { return parts == 1; }
@@ -42,10 +45,23 @@ struct Inbound {
   std::unique_ptr<zmq::message_t> frame_;
 };
 
+class ZapHandler;
+
+struct RouterOptions {
+  // CURVE: the PS's key pair and allow-list (net/zap.h admits the keys); null: plaintext.
+  const CurveServer* curve = nullptr;
+  // A connection that sends a message larger than this is dropped by ZeroMQ before any of
+  // it is kept (-1: no limit).
+  std::int64_t max_message_bytes = -1;
+  // Refused connections (handshakes that failed: a plaintext client or a wrong server key
+  // under CURVE; unknown keys), one line each; called from poll() or the ZAP thread.
+  std::function<void(const std::string&)> on_refused;
+};
+
 class ZmqRouter {
  public:
   // Binds `listen` (port 0 of tcp://: a free port); Error naming the address otherwise.
-  explicit ZmqRouter(const std::string& listen);
+  explicit ZmqRouter(const std::string& listen, const RouterOptions& options = {});
   ~ZmqRouter();
   ZmqRouter(const ZmqRouter&) = delete;
   ZmqRouter& operator=(const ZmqRouter&) = delete;
@@ -58,7 +74,10 @@ class ZmqRouter {
   bool send(const std::string& peer, std::string&& frame);
 
  private:
-  std::unique_ptr<zmq::socket_t> socket_;
+  void read_monitor();
+  RouterOptions options_;
+  std::unique_ptr<ZapHandler> zap_;
+  std::unique_ptr<zmq::socket_t> socket_, monitor_;
   std::string endpoint_;
 };
 

@@ -53,4 +53,19 @@ void Sgd::step(int unit, float* params, const float* grads, std::int64_t iterati
   }
 }
 
+const std::vector<float>& Sgd::velocity(int unit) const {
+  return velocity_.at(static_cast<std::size_t>(unit));
+}
+
+bool Sgd::started(int unit) const { return started_.at(static_cast<std::size_t>(unit)); }
+
+void Sgd::restore(int unit, std::vector<float> velocity, bool started) {
+  auto& v = velocity_.at(static_cast<std::size_t>(unit));
+  if (velocity.size() != v.size())
+    throw InvalidInput("sgd: unit " + std::to_string(unit) + " has " + std::to_string(v.size()) +
+                       " parameters, the state to restore " + std::to_string(velocity.size()));
+  v = std::move(velocity);
+  started_[static_cast<std::size_t>(unit)] = started;
+}
+
 }  // namespace dynacomm::optim

@@ -40,6 +40,13 @@ class Sgd {
   void step(int unit, float* params, const float* grads, std::int64_t iteration);
   const SgdOptions& options() const { return options_; }
 
+  // A unit's optimiser state, for checkpoints: its momentum buffer, and whether it has
+  // taken a step (the first step's buffer is the gradient itself).
+  const std::vector<float>& velocity(int unit) const;
+  bool started(int unit) const;
+  // Puts back what velocity() and started() returned; InvalidInput on a size mismatch.
+  void restore(int unit, std::vector<float> velocity, bool started);
+
  private:
   SgdOptions options_;
   std::vector<std::vector<float>> velocity_;

@@ -8,15 +8,48 @@
 namespace dynacomm::ps {
 
 PlanAgreement::PlanAgreement(int workers, std::function<void(const std::string&)> log)
-    : workers_(workers), log_(std::move(log)) {
+    : log_(std::move(log)) {
   if (!log_) log_ = [](const std::string&) {};
+  for (int r = 0; r < workers; ++r) present_.insert(r);
+}
+
+template <typename T>
+bool PlanAgreement::everyone_in(const std::map<int, T>& from) const {
+  if (present_.empty()) return false;
+  for (int r : present_)
+    if (!from.count(r)) return false;
+  return true;
 }
 
 std::optional<net::AgreedPlans> PlanAgreement::offer(int rank, net::PlanOffer offer) {
-  if (agreed_ || offers_.count(rank))
+  if (agreed_) {
+    log_("plans: rank " + std::to_string(rank) + " offered after the agreement; it gets the job's");
+    return plans_;
+  }
+  if (offers_.count(rank))
     throw InvalidInput("plans: rank " + std::to_string(rank) + " has already offered its plans");
   offers_[rank] = std::move(offer);
-  if (static_cast<int>(offers_.size()) < workers_) return std::nullopt;
+  if (!everyone_in(offers_)) return std::nullopt;
+  return agree();
+}
+
+PlanAgreement::Completed PlanAgreement::leave(int rank, std::int64_t newest) {
+  present_.erase(rank);
+  offers_.erase(rank);
+  reports_.erase(rank);
+  Completed c;
+  if (!agreed_ && !offers_.empty() && everyone_in(offers_)) c.plans = agree();
+  if (agreed_ && !reports_.empty() && everyone_in(reports_)) c.change = decide(newest);
+  return c;
+}
+
+void PlanAgreement::join(int rank) {
+  present_.insert(rank);
+  offers_.erase(rank);
+  reports_.erase(rank);
+}
+
+net::AgreedPlans PlanAgreement::agree() {
   std::map<int, std::pair<int, const net::PlanOffer::Entry*>> pick;  // index -> (rank, entry)
   for (const auto& [r, o] : offers_)  // in rank order: ties go to the lower rank
     for (const auto& e : o.plans) {
@@ -33,6 +66,7 @@ std::optional<net::AgreedPlans> PlanAgreement::offer(int rank, net::PlanOffer of
   }
   agreed_ = true;
   offers_.clear();
+  plans_ = agreed;
   return agreed;
 }
 
@@ -53,7 +87,12 @@ std::optional<net::JobPlanChange> PlanAgreement::report(int rank, std::int64_t i
   }
   log_(text);
   reports_[rank] = std::move(report);
-  if (static_cast<int>(reports_.size()) < workers_) return std::nullopt;
+  if (!everyone_in(reports_)) return std::nullopt;
+  return decide(newest);
+}
+
+std::optional<net::JobPlanChange> PlanAgreement::decide(std::int64_t newest) {
+  char line[160];
   auto slowest = reports_.begin();  // ties: the lower rank
   for (auto r = reports_.begin(); r != reports_.end(); ++r)
     if (r->second.current_ms > slowest->second.current_ms) slowest = r;
@@ -73,6 +112,7 @@ std::optional<net::JobPlanChange> PlanAgreement::report(int rank, std::int64_t i
                 p.predicted_ms);
   log_(line);
   reports_.clear();
+  last_change_ = change;
   return change;
 }
 

@@ -20,12 +20,18 @@
 // has the answer: it arrives before the parameters of the iteration before that, which
 // need gradients not yet pushed). A report made before the plan in use began is about the
 // one before, and ignored.
+//
+// Membership: "every worker" is every rank in the job now. A rank that leaves no longer
+// holds up an agreement or a re-planning (leave may complete either); one that joins again
+// offers and reports afresh, and a rank that offers after the agreement (a worker that
+// rejoined) is answered with the agreed plans and the job's latest change of plan.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "net/job_protocol.h"
@@ -38,7 +44,8 @@ class PlanAgreement {
   PlanAgreement(int workers, std::function<void(const std::string&)> log);
 
   // Rank `rank`'s offer; the job's plans once it completes everyone's (once per job).
-  // InvalidInput: a second offer from the rank, or one after the agreement.
+  // InvalidInput: a second offer from the rank before the agreement. After it: the
+  // agreed plans again (for a worker that rejoined).
   std::optional<net::AgreedPlans> offer(int rank, net::PlanOffer offer);
   // Rank `rank`'s report made at `iteration`; newest: the highest iteration any pull or
   // push named so far. The job's change of plan once the reports call for one.
@@ -46,14 +53,32 @@ class PlanAgreement {
   std::optional<net::JobPlanChange> report(int rank, std::int64_t iteration,
                                            net::ReplanReport report, std::int64_t newest);
 
+  // What a leaving rank completes: the agreement, or a re-planning.
+  struct Completed {
+    std::optional<net::AgreedPlans> plans;
+    std::optional<net::JobPlanChange> change;
+  };
+  Completed leave(int rank, std::int64_t newest);
+  void join(int rank);  // back in the job: its earlier offer and report are forgotten
+
   bool agreed() const { return agreed_; }
+  const net::AgreedPlans& plans() const { return plans_; }  // once agreed
+  // The job's latest change of plan (nullopt: none yet).
+  const std::optional<net::JobPlanChange>& last_change() const { return last_change_; }
   std::int64_t plan_from() const { return plan_from_; }  // the plan in use runs from here
 
  private:
-  int workers_;
+  template <typename T>
+  bool everyone_in(const std::map<int, T>& from) const;
+  net::AgreedPlans agree();
+  std::optional<net::JobPlanChange> decide(std::int64_t newest);
+
+  std::set<int> present_;  // the ranks in the job
   std::function<void(const std::string&)> log_;
   std::map<int, net::PlanOffer> offers_;  // until everyone's is in
   bool agreed_ = false;
+  net::AgreedPlans plans_;
+  std::optional<net::JobPlanChange> last_change_;
   std::map<int, net::ReplanReport> reports_;  // on the plan in use
   std::int64_t plan_from_ = 0;
 };

@@ -34,7 +34,28 @@ TEST(PlanAgreement, EachStrategyRunsTheSlowestWorkersPlanOnceAllHaveOffered) {
   EXPECT_EQ(agreed->plans[1].rank, 0);  // a tie: the lower rank
   EXPECT_EQ(log.size(), 2u);
   EXPECT_TRUE(a.agreed());
-  EXPECT_THROW(a.offer(2, {}), InvalidInput) << "an offer after the agreement";
+  // A worker that rejoined offers again: it gets the job's plans.
+  auto again = a.offer(2, {{entry(0, 5000, "two's new")}});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->plans[0].plan, "{\"tag\":\"one's first\"}");
+}
+
+TEST(PlanAgreement, ALeavingRankNoLongerHoldsUpTheAgreementOrAReplan) {
+  PlanAgreement a(3, nullptr);
+  EXPECT_FALSE(a.offer(0, {{entry(0, 100, "zero")}}));
+  EXPECT_FALSE(a.offer(2, {{entry(0, 900, "two")}}));
+  PlanAgreement::Completed c = a.leave(2, 0);  // its offer goes with it
+  EXPECT_FALSE(c.plans);
+  a.join(2);  // back, and offers afresh
+  EXPECT_FALSE(a.offer(2, {{entry(0, 300, "two again")}}));
+  c = a.leave(1, 0);  // the last one missing leaves: the others agree
+  ASSERT_TRUE(c.plans);
+  EXPECT_EQ(c.plans->plans[0].plan, "{\"tag\":\"two again\"}");
+  EXPECT_FALSE(a.report(0, 40, report(100, 80, "faster"), 41));
+  c = a.leave(2, 41);  // rank 0 is the job now, and its report decides
+  ASSERT_TRUE(c.change);
+  EXPECT_EQ(c.change->from_iteration, 44);
+  EXPECT_EQ(a.last_change()->from_iteration, 44);
 }
 
 TEST(PlanAgreement, TheSlowestReportDecidesFromThreeIterationsPastTheNewest) {

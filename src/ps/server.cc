@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <future>
 #include <iostream>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -19,6 +22,7 @@
 #include "net/wire.h"
 #include "net/zmq_router.h"
 #include "ps/agreement.h"
+#include "ps/checkpoint.h"
 #include "ps/membership.h"
 #include "ps/store.h"
 
@@ -97,11 +101,18 @@ struct PsServer::Impl {
   std::set<int> told;             // the ranks that have heard it
   std::int64_t newest = 0;        // the highest iteration any pull request or push named
   net::UpdateReport last_update;  // every push ack carries it (the aggregation)
+  std::map<int, std::int64_t> joined_at;
+  std::set<int> dropped_before_init;
+  std::set<int> ever_joined;  // ranks dropped before the store existed  // rank -> the iteration it
+                              // joined the running job at
 
   bool traced(std::int64_t iteration) const {
     return iteration >= trace_from && iteration < trace_from + trace_count;
   }
 
+  // Refused connections (net/zmq_router.h), from the I/O and the ZAP threads.
+  std::mutex refused_mu;
+  LogLimiter refused_lines{20, std::chrono::seconds(10)};
   // Lines about dropped or refused messages: a flood must not become a flood of writes.
   LogLimiter drops{20, std::chrono::seconds(10)};
   void log_drop(const std::string& s) {
@@ -122,6 +133,7 @@ struct PsServer::Impl {
   // Sends a finished frame; ZeroMQ takes its bytes over without copying them.
   void send_frame(const std::string& peer, net::MessageType type, std::string&& msg) {
     const std::size_t size = msg.size();
+    if (!router) return;  // a PsHarness: nobody to send to
     if (!router->send(peer, std::move(msg))) {
       if (type != net::MessageType::kPushAck)  // acks to a worker that left are expected
         log(std::string("dropped a ") + net::to_string(type) + " for " + who(peer) +
@@ -156,24 +168,66 @@ struct PsServer::Impl {
   // After stop_job: each message is answered with why; true once every rank has heard.
   bool all_told() const { return static_cast<int>(told.size()) >= options.workers; }
   // A worker's refusal at hello: to it, and (the job cannot run) to the others.
+  // Once the job runs, only that peer hears it: a stranger's hello must not end the job.
   void refuse(const std::string& peer, int rank, const std::string& why) {
     send_error(peer, "refused: " + why);
+    if (store) return log_drop("refused a hello as rank " + std::to_string(rank) + ": " + why);
     stop_job("worker " + std::to_string(rank) + " was refused: " + why, rank);
   }
+  // Rank `rank`'s peer is gone (silent, or replaced): the job goes on without it.
+  void drop_rank(int rank, const std::string& why);
+  // Rank `rank` joins a running job: at the newest version, told so in its welcome.
+  void rejoin(int rank, net::Header& welcome);
   std::string config_conflict(const net::Hello& hello) const;
-  void on_plans(const net::DecodeResult& m);
+  void on_plans(const std::string& peer, const net::DecodeResult& m);
   void on_replan(const net::DecodeResult& m);
   // arrived: when the message was taken off the socket.
   void handle(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
   void on_hello(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
   void answer_pulls();
   void run();
+  // One frame from `peer` (admitted under CURVE as `user_id`), decoded and handled; true
+  // when it came from one of the job's workers (it holds off the PS's timeout).
+  bool on_frame(const std::string& peer, const std::string& user_id, const std::uint8_t* data,
+                std::size_t size, Clock::time_point arrived);
+
+  // The store, from the job's initial parameters (rank 0's init, or a checkpoint's).
+  void make_store(std::vector<std::vector<float>> units) {
+    StoreOptions s;
+    s.workers = options.workers;
+    s.sgd = options.sgd;
+    if (s.sgd.total_iterations <= 0 && job)  // for schedules
+      s.sgd.total_iterations = job->total_iterations;
+    store = std::make_unique<ParameterStore>(s, std::move(units));
+  }
+  // Checkpoints (ps/checkpoint.h): one is due when every unit is at the same version and
+  // the count or the period says so; the last is written when the job ends.
+  std::int64_t last_checkpoint = -1;
+  Clock::time_point last_checkpoint_at = Clock::now();
+  void maybe_checkpoint(bool final = false);
+  std::string checkpoint_conflict(const Checkpoint& c) const;
+  void resume();
 };
 
 void ServerOptions::validate() const {
   if (workers < 1) throw InvalidInput("ps: --workers must be at least 1");
   if (timeout.count() <= 0) throw InvalidInput("ps: timeout must be positive");
+  if (peer_timeout.count() < 1000) throw InvalidInput("ps: --peer-timeout must be at least 1 s");
+  if (checkpoint_every < 0 || checkpoint_period.count() < 0 || checkpoint_keep < 1)
+    throw InvalidInput(
+        "ps: --checkpoint-every must be positive, and --keep-checkpoints at least 1");
+  if ((resume || checkpoint_every > 0 || checkpoint_period.count() > 0) && checkpoint_dir.empty())
+    throw InvalidInput("ps: --resume and --checkpoint-every need --checkpoint-dir");
   net::check_endpoint(listen, "ps: --listen");
+  if (!curve && !insecure && !net::is_loopback(listen))
+    throw InvalidInput(
+        "ps: --listen " + listen +
+        " is not loopback: anyone who can reach it could join the job. Make keys with `dynacomm "
+        "keygen --out ps` and one `dynacomm keygen --out worker-R` per worker, list \"R "
+        "worker-R.pub\" lines in allow.txt, and run `dynacomm ps --key ps.key --allow "
+        "allow.txt` (workers: --key worker-R.key --ps-key ps.pub); or --insecure on a network "
+        "you trust");
+  if (max_message_bytes < (1 << 20)) throw InvalidInput("ps: --max-message must be at least 1 MiB");
   StoreOptions s;
   s.workers = workers;
   s.sgd = sgd;
@@ -201,6 +255,14 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
   if (const std::string c = config_conflict(hello); !c.empty()) return refuse(peer, rank, c);
   if (job && hello.unit_bytes != job->unit_bytes)
     return refuse(peer, rank, "unit layout differs from the other workers'");
+  std::int64_t model_bytes = 0;
+  for (auto b : hello.unit_bytes) model_bytes += b;
+  if (model_bytes + static_cast<std::int64_t>(net::kHeaderBytes) > options.max_message_bytes)
+    return refuse(peer, rank,
+                  "its model is " + std::to_string(model_bytes >> 20) +
+                      " MiB, more than this PS's --max-message of " +
+                      std::to_string(options.max_message_bytes >> 20) +
+                      " MiB (start it with a larger one)");
   if (!job) {
     job = hello;
     trace_from = hello.trace_from;
@@ -208,11 +270,56 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
     limits.unit_bytes = hello.unit_bytes;
     limits.max_sender = options.workers - 1;
   }
-  if (const std::string refused = members->join(rank, peer); !refused.empty())
+  // The same rank from a new connection: its process started again (the old one is gone,
+  // or will be told it was replaced).
+  const bool again = members->peer_of(rank) && !members->is(rank, peer);
+  if (again) drop_rank(rank, "it joined again from a new connection");
+  const bool first = !members->is(rank, peer);
+  if (const std::string refused = members->join(rank, peer, arrived); !refused.empty())
     return send_error(peer, refused);
   net::Header welcome{net::MessageType::kHello, -1, 0, 0, 0};
   welcome.arrived_us = wire_us(arrived);  // the worker takes the clocks' offset from it
+  if (first) agreement->join(rank);
+  if (store && first) rejoin(rank, welcome);
+  ever_joined.insert(rank);
+  if (store && !first) {  // a hello again (the worker times five): the same answer
+    welcome.iteration = joined_at[rank];
+    welcome.flags = net::kFlagJobRunning;
+  }
   send(peer, welcome, nullptr, 0);
+}
+
+void PsServer::Impl::rejoin(int rank, net::Header& welcome) {
+  store->join(rank, store->newest_version());
+  joined_at[rank] = store->newest_version();
+  welcome.iteration = joined_at[rank];
+  welcome.flags = net::kFlagJobRunning;
+  if (welcome.iteration > 0 || ever_joined.count(rank))  // not a first join at the start
+    log("rank " + std::to_string(rank) + " joined the running job at iteration " +
+        std::to_string(welcome.iteration));
+}
+
+void PsServer::Impl::drop_rank(int rank, const std::string& why) {
+  const std::optional<std::string> peer = members->peer_of(rank);
+  if (!peer) return;
+  members->drop(rank);
+  pending.erase(std::remove_if(pending.begin(), pending.end(),
+                               [&](const PendingPull& p) { return p.peer == *peer; }),
+                pending.end());
+  std::string remain;
+  for (const auto& [r, id] : members->peers())
+    if (!members->has_left(r)) remain += (remain.empty() ? "" : ", ") + std::to_string(r);
+  log("rank " + std::to_string(rank) + " left the job at iteration " + std::to_string(newest) +
+      ": " + why + "; the job goes on with " +
+      (remain.empty() ? "no rank yet" : "ranks " + remain) + (store ? "" : " (it may join again)"));
+  if (store)
+    store->leave(rank);
+  else
+    dropped_before_init.insert(rank);
+  const PlanAgreement::Completed c = agreement->leave(rank, newest);
+  if (c.plans) to_every_worker(net::MessageType::kPlans, newest, net::encode(*c.plans));
+  if (c.change)
+    to_every_worker(net::MessageType::kReplan, c.change->from_iteration, net::encode(*c.change));
 }
 
 // The first of the hello's settings that differs from the job's ("" when none does).
@@ -226,10 +333,21 @@ std::string PsServer::Impl::config_conflict(const net::Hello& hello) const {
 }
 
 // The job's full-duplex plans (ps/agreement.h decides; this sends what it returns).
-void PsServer::Impl::on_plans(const net::DecodeResult& m) {
+void PsServer::Impl::on_plans(const std::string& peer, const net::DecodeResult& m) {
   net::PlanOffer offer = net::decode_plan_offer(m.payload, m.header.payload_bytes);
-  if (auto agreed = agreement->offer(m.header.sender, std::move(offer)))
-    to_every_worker(net::MessageType::kPlans, m.header.iteration, net::encode(*agreed));
+  const bool late = agreement->agreed();  // a worker that joined the running job
+  auto agreed = agreement->offer(m.header.sender, std::move(offer));
+  if (!agreed) return;
+  if (!late)
+    return to_every_worker(net::MessageType::kPlans, m.header.iteration, net::encode(*agreed));
+  const std::string text = net::encode(*agreed);
+  send(peer, net::Header{net::MessageType::kPlans, -1, m.header.iteration, 0, 0}, text.data(),
+       text.size());
+  if (const auto& change = agreement->last_change()) {
+    const std::string c = net::encode(*change);
+    send(peer, net::Header{net::MessageType::kReplan, -1, change->from_iteration, 0, 0}, c.data(),
+         c.size());
+  }
 }
 
 void PsServer::Impl::on_replan(const net::DecodeResult& m) {
@@ -237,6 +355,82 @@ void PsServer::Impl::on_replan(const net::DecodeResult& m) {
   if (auto change =
           agreement->report(m.header.sender, m.header.iteration, std::move(report), newest))
     to_every_worker(net::MessageType::kReplan, change->from_iteration, net::encode(*change));
+}
+
+void PsServer::Impl::maybe_checkpoint(bool final) {
+  if (options.checkpoint_dir.empty() || !store || !job) return;
+  const std::int64_t at = store->oldest_version();
+  if (at <= last_checkpoint || at != store->newest_version()) return;
+  const auto now = Clock::now();
+  const bool due = final || (options.checkpoint_every > 0 && at % options.checkpoint_every == 0) ||
+                   (options.checkpoint_period.count() > 0 &&
+                    now - last_checkpoint_at >= options.checkpoint_period);
+  if (!due) return;
+  last_checkpoint = at;
+  last_checkpoint_at = now;
+  try {
+    const std::string path =
+        write_checkpoint(options.checkpoint_dir, Checkpoint{at, *job, options.job, store->state()},
+                         options.checkpoint_keep);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - now).count();
+    log("checkpoint of iteration " + std::to_string(at) + ": " + path + " (" +
+        std::to_string(static_cast<int>(ms)) + " ms)");
+  } catch (const Error& e) {  // the job goes on; the previous checkpoint stays
+    log_drop(e.what());
+  }
+}
+
+namespace {
+// A setting as a person reads it: "0.05", not the exact "0.050000000000000003".
+std::string shown(const std::string& value) {
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0') return value;
+  char s[32];
+  std::snprintf(s, sizeof s, "%.6g", v);
+  return s;
+}
+}  // namespace
+
+// Why checkpoint c cannot resume this PS's job ("" when it can).
+std::string PsServer::Impl::checkpoint_conflict(const Checkpoint& c) const {
+  if (!options.model.empty() && c.job.model != options.model)
+    return "it is of model '" + c.job.model + "', the PS serves '" + options.model + "'";
+  if (c.job.workers != options.workers)
+    return "it is of a job of " + std::to_string(c.job.workers) + " workers, the PS runs " +
+           std::to_string(options.workers);
+  for (const auto& [flag, value] : options.job.settings) {
+    const std::string* theirs = c.settings.find(flag);
+    if (theirs == nullptr || *theirs != value)
+      return "it was taken with " + flag + " " + (theirs ? shown(*theirs) : "unset") +
+             ", the PS runs " + flag + " " + shown(value);
+  }
+  for (const auto& [flag, value] : c.settings.settings)
+    if (options.job.find(flag) == nullptr)
+      return "it was taken with " + flag + " " + shown(value) + ", the PS runs without it";
+  if (c.iteration >= c.job.total_iterations && c.job.total_iterations > 0)
+    return "its job had finished (iteration " + std::to_string(c.iteration) + " of " +
+           std::to_string(c.job.total_iterations) + ")";
+  return "";
+}
+
+void PsServer::Impl::resume() {
+  Checkpoint c = load_latest(
+      options.checkpoint_dir, [this](const Checkpoint& k) { return checkpoint_conflict(k); },
+      [this](const std::string& line) { log(line); });
+  job = c.job;
+  trace_from = c.job.trace_from;
+  trace_count = std::min<std::int64_t>(c.job.trace_count, 1000);
+  limits.unit_bytes = c.job.unit_bytes;
+  limits.max_sender = options.workers - 1;
+  std::vector<std::vector<float>> units;
+  for (const auto& u : c.units) units.push_back(u.params);
+  make_store(std::move(units));
+  store->restore(std::move(c.units));
+  last_checkpoint = c.iteration;
+  newest = c.iteration;
+  log("resumed the job at iteration " + std::to_string(c.iteration) + " of " +
+      std::to_string(c.job.total_iterations) + " from " + options.checkpoint_dir);
 }
 
 void PsServer::Impl::answer_pulls() {
@@ -303,7 +497,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
   // A worker's error: its own rank, and (a worker that refused the job before joining)
   // a rank no other peer holds.
   if (h.type == net::MessageType::kError && h.sender >= 0 && h.sender < options.workers &&
-      (members->is(h.sender, peer) || !members->peers().count(h.sender)))
+      (members->is(h.sender, peer) || (!store && !members->peers().count(h.sender))))
     return stop_job("worker " + std::to_string(h.sender) + " failed: " +
                         std::string(reinterpret_cast<const char*>(m.payload),
                                     std::min<std::size_t>(m.header.payload_bytes, 2000)),
@@ -323,12 +517,9 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
           units.emplace_back(values, values + b / 4);
           values += b / 4;
         }
-        StoreOptions s;
-        s.workers = options.workers;
-        s.sgd = options.sgd;
-        if (s.sgd.total_iterations <= 0 && job)  // for schedules
-          s.sgd.total_iterations = job->total_iterations;
-        store = std::make_unique<ParameterStore>(s, std::move(units));
+        make_store(std::move(units));
+        for (int r = 0; r < options.workers; ++r)  // joined once, and gone since
+          if (dropped_before_init.count(r) && !members->peer_of(r)) store->leave(r);
         break;
       }
       case net::MessageType::kPullRequest: {
@@ -372,6 +563,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         ack.arrived_us = wire_us(arrived);
         if (!advanced.empty())  // this push completed its units: the aggregation
           last_update = {last_update.sequence + 1, h.payload_bytes, ack.held_us};
+        if (!advanced.empty()) maybe_checkpoint();
         char report[net::kUpdateReportBytes];
         net::put_update_report(report, last_update);
         send(peer, ack, report, sizeof report);
@@ -386,13 +578,15 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         break;
       }
       case net::MessageType::kPlans:
-        on_plans(m);
+        on_plans(peer, m);
         break;
       case net::MessageType::kReplan:
         on_replan(m);
         break;
       case net::MessageType::kShutdown:
         members->leave(h.sender);
+        break;
+      case net::MessageType::kHeartbeat:  // seen, below
         break;
       default:
         return log_drop(std::string("dropped unexpected ") + net::to_string(h.type) +
@@ -403,6 +597,29 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
     return send_error(peer, e.what());
   }
   answer_pulls();
+}
+
+bool PsServer::Impl::on_frame(const std::string& peer, const std::string& user_id,
+                              const std::uint8_t* data, std::size_t size,
+                              Clock::time_point arrived) {
+  net::DecodeResult m = net::decode(data, size, limits);
+  if (!m.ok()) {
+    log_drop("dropped a malformed message from " + who(peer) + ": " + m.error);
+    return false;
+  }
+  // Under CURVE a worker speaks only as the rank its key was admitted for.
+  if (options.curve && user_id != "rank " + std::to_string(m.header.sender)) {
+    log_drop(std::string("dropped a ") + net::to_string(m.header.type) + " claiming rank " +
+             std::to_string(m.header.sender) + " from a worker admitted as " +
+             (user_id.empty() ? "nobody" : user_id));
+    return false;
+  }
+  handle(peer, m, arrived);
+  // Only the job's own workers keep the PS waiting: junk, or a stranger's messages, must
+  // not hold off its timeout.
+  if (!members->is(m.header.sender, peer)) return false;
+  members->seen(m.header.sender, Clock::now());
+  return true;
 }
 
 void PsServer::Impl::run() {
@@ -419,24 +636,21 @@ void PsServer::Impl::run() {
                       std::to_string(options.timeout.count()) + " ms" +
                       (missing.empty() ? "" : " (workers not joined: " + missing + ")"));
       }
+      for (int rank : members->silent(Clock::now(), options.peer_timeout)) {
+        drop_rank(rank, "nothing heard from it for " +
+                            std::to_string(options.peer_timeout.count()) + " ms");
+        answer_pulls();
+      }
       if (!got) continue;
       if (!in.ok()) {
         log_drop("dropped a message of " + std::to_string(in.parts + 1) + " frames");
         continue;
       }
-      const auto arrived = in.received;
       received += in.size();
-      const std::string& peer = in.peer;
-      net::DecodeResult m = net::decode(in.data(), in.size(), limits);
-      if (!m.ok()) {
-        log_drop("dropped a malformed message from " + who(peer) + ": " + m.error);
-        continue;
-      }
-      handle(peer, m, arrived);
-      // Only the job's own workers keep the PS waiting: junk, or a stranger's messages,
-      // must not hold off its timeout.
-      if (members->is(m.header.sender, peer)) last_message = std::chrono::steady_clock::now();
-      if (members->all_left() && store) {
+      if (on_frame(in.peer, in.user_id, in.data(), in.size(), in.received))
+        last_message = Clock::now();
+      if (members->finished() && store) {
+        maybe_checkpoint(/*final=*/true);
         done.set_value(store->snapshot());
         return;
       }
@@ -447,18 +661,32 @@ void PsServer::Impl::run() {
   }
 }
 
-PsServer::PsServer(const ServerOptions& options) : impl_(std::make_unique<Impl>()) {
+PsServer::PsServer(const ServerOptions& options) : PsServer(options, /*socket=*/true) {}
+
+PsServer::PsServer(const ServerOptions& options, bool socket) : impl_(std::make_unique<Impl>()) {
   options.validate();
   impl_->options = options;
-  impl_->router = std::make_unique<net::ZmqRouter>(options.listen);
+  net::RouterOptions ro;
+  ro.curve = impl_->options.curve ? &*impl_->options.curve : nullptr;
+  ro.max_message_bytes = options.max_message_bytes;
+  // From the ZAP thread too: its lines come through a lock of their own.
+  ro.on_refused = [impl = impl_.get()](const std::string& line) {
+    std::lock_guard<std::mutex> lock(impl->refused_mu);
+    if (auto l = impl->refused_lines.admit(Clock::now(), line)) impl->log(*l);
+  };
+  if (socket) impl_->router = std::make_unique<net::ZmqRouter>(options.listen, ro);
   impl_->members = std::make_unique<Membership>(options.workers);
   impl_->agreement = std::make_unique<PlanAgreement>(
       options.workers, [impl = impl_.get()](const std::string& line) { impl->log(line); });
+  if (options.resume) impl_->resume();
 }
 
 PsServer::~PsServer() { stop(); }
 
-const std::string& PsServer::endpoint() const { return impl_->router->endpoint(); }
+const std::string& PsServer::endpoint() const {
+  static const std::string none;
+  return impl_->router ? impl_->router->endpoint() : none;
+}
 
 void PsServer::start() {
   if (impl_->thread.joinable()) return;
@@ -482,6 +710,18 @@ std::uint64_t PsServer::messages_dropped() const { return impl_->dropped; }
 std::vector<PsEvent> PsServer::trace_events() const {
   if (impl_->thread.joinable()) return {};  // owned by the I/O thread until it stops
   return impl_->events;
+}
+
+PsHarness::PsHarness(const ServerOptions& options) : server_(options, /*socket=*/false) {}
+PsHarness::~PsHarness() = default;
+
+bool PsHarness::feed(const std::string& peer, const void* data, std::size_t size) {
+  PsServer::Impl& impl = *server_.impl_;
+  if (!impl.failure.empty()) return false;
+  impl.on_frame(peer, impl.options.curve ? "rank 0" : "", static_cast<const std::uint8_t*>(data),
+                size, Clock::now());
+  if (impl.store && impl.members->finished()) return false;
+  return impl.failure.empty();
 }
 
 }  // namespace dynacomm::ps

@@ -25,6 +25,12 @@
 //                                                  all, once all N have reported and the
 //                                                  slowest of them proposed a plan
 //   worker -> shutdown                             PS stops once all N have
+//   worker -> heartbeat (every second)             keeps it in the job
+// Membership (ps/membership.h, the store's semantics in ps/store.h): a worker silent past
+// peer_timeout, or whose rank joins again from a new connection, leaves the job; updates
+// stop waiting for it and the others go on. A worker that joins a running job is welcomed
+// with the flag job-running and the iteration it starts at (the newest version), sends no
+// init, and a plans offer from it is answered with the job's agreed plans and latest change.
 // Every pull reply carries in held_us how long its request waited at the PS, and every
 // push ack how long the push took to process, so a worker can time the transfers alone.
 // A pull reply for iteration t also carries in compute_us the largest compute time any
@@ -41,10 +47,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "net/curve.h"
 #include "net/job_protocol.h"
 #include "optim/sgd.h"
 
@@ -59,6 +67,28 @@ struct ServerOptions {
   net::JobConfig job;
   optim::SgdOptions sgd;
   std::chrono::milliseconds timeout{60000};     // no message at all for this long: give up
+  // A worker not heard from for this long (workers send a heartbeat every second) leaves
+  // the job, which goes on with the others; it may join again. Longer than any one
+  // transfer over the slowest link (a frame is heard when it has arrived whole).
+  std::chrono::milliseconds peer_timeout{30000};
+  // Checkpoints (ps/checkpoint.h) into checkpoint_dir: every checkpoint_every iterations
+  // and/or every checkpoint_period, and when the job ends; the newest checkpoint_keep kept.
+  std::string checkpoint_dir;
+  std::int64_t checkpoint_every = 0;
+  std::chrono::milliseconds checkpoint_period{0};
+  int checkpoint_keep = 3;
+  // Start from the newest checkpoint in checkpoint_dir that reads and fits this job (one
+  // that does not is refused, logged, and the one before it tried); the workers join the
+  // running job at its iteration. The constructor throws InvalidInput when none is usable.
+  bool resume = false;
+  // Security (net/curve.h): with `curve`, only workers whose keys are on its allow-list
+  // connect, each only as the rank its key was admitted for. Without it the PS must listen
+  // on loopback, unless `insecure` says the network is trusted.
+  std::optional<net::CurveServer> curve;
+  bool insecure = false;
+  // A message larger than this drops its connection before it is kept (ZeroMQ's
+  // maxmsgsize); a model whose whole-model message would not fit is refused at hello.
+  std::int64_t max_message_bytes = std::int64_t{1} << 30;
   std::function<void(const std::string&)> log;  // dropped messages etc.; default stderr
 
   void validate() const;  // throws InvalidInput naming the option
@@ -95,7 +125,22 @@ class PsServer {
   struct Impl;
 
  private:
+  friend class PsHarness;
+  PsServer(const ServerOptions& options, bool socket);  // socket false: a PsHarness's
   std::unique_ptr<Impl> impl_;
+};
+
+// For fuzzing (fuzz/) and tests: a PS without a socket, fed frames straight into its
+// handling as if from peers (their routing ids); what it would send them is dropped.
+class PsHarness {
+ public:
+  explicit PsHarness(const ServerOptions& options);
+  ~PsHarness();
+  // One frame from `peer`; false once the job has ended (finished, or stopped).
+  bool feed(const std::string& peer, const void* data, std::size_t size);
+
+ private:
+  PsServer server_;
 };
 
 }  // namespace dynacomm::ps

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -427,14 +430,14 @@ TEST(PsCluster, AgreesOnePlanPerStrategyFromTheSlowestWorker) {
     EXPECT_EQ(j["plans"][1]["rank"], 0);  // a tie: the lower rank
     EXPECT_EQ(j["plans"][1]["plan"]["tag"], "zero's third");
   }
-  try {
-    offer(0, {{"plans", nlohmann::json::array()}});
-    c[0]->receive(5s, "the refusal");
-    FAIL() << "a second offer was taken";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("has already offered its plans"), std::string::npos)
-        << e.what();
-  }
+  // An offer after the agreement (a worker that joined again) gets the job's plans, alone.
+  offer(0, {{"plans", nlohmann::json::array()}});
+  const net::Message again = c[0]->receive(5s, "the job's plans again");
+  ASSERT_EQ(again.header.type, MessageType::kPlans);
+  EXPECT_NE(std::string(reinterpret_cast<const char*>(again.payload()), again.header.payload_bytes)
+                .find("one's first"),
+            std::string::npos);
+  EXPECT_THROW(c[1]->receive(300ms, "nothing"), Timeout);
   ps.stop();
 }
 
@@ -722,6 +725,240 @@ TEST(PsCluster, AFloodOfJunkWritesAFewLogLines) {
   std::lock_guard<std::mutex> lock(log_mu);
   EXPECT_LE(lines, 21);
   EXPECT_GE(lines, 20);
+}
+
+// The PS's log lines, for a test to look through (the PS logs from its own threads).
+struct LogCapture {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  std::function<void(const std::string&)> sink() {
+    return [this](const std::string& l) {
+      std::lock_guard<std::mutex> lock(mu);
+      lines.push_back(l);
+    };
+  }
+  // True once a line holding `text` is logged (waiting up to a second for it).
+  bool has(const std::string& text) {
+    for (int i = 0; i < 50; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (const auto& l : lines)
+          if (l.find(text) != std::string::npos) return true;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+};
+
+// This process's resident memory, in MiB (VmRSS).
+double resident_mib() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024;
+  return 0;
+}
+
+// A flood costs the PS bounded memory: 20,000 junk frames of 60 KB (1.2 GB in all) pass
+// through it and are dropped one by one, and a frame over --max-message drops its
+// connection before ZeroMQ keeps it. The PS goes on serving.
+TEST(PsCluster, MemoryStaysBoundedUnderAFlood) {
+  ServerOptions o = server_options(1);
+  o.max_message_bytes = 4 << 20;
+  PsServer ps(o);
+  ps.start();
+  const double before = resident_mib();
+  double peak = before;
+  {
+    net::Connection c(ps.endpoint(), limits(1));
+    c.set_linger(0ms);
+    const std::string junk(60000, 'x');
+    for (int i = 0; i < 20000; ++i) {
+      c.send(std::string(junk));
+      if (i % 1000 == 0) peak = std::max(peak, resident_mib());
+    }
+    c.send(std::string(std::size_t{64} << 20, 'y'));  // over the limit: the connection goes
+    for (int i = 0; i < 200 && ps.messages_dropped() < 20000; ++i) {
+      peak = std::max(peak, resident_mib());
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  EXPECT_EQ(ps.messages_dropped(), 20000u) << "every junk frame was read and dropped";
+  peak = std::max(peak, resident_mib());
+  std::printf("resident memory: %.0f MiB before the flood, at most %.0f MiB during it\n", before,
+              peak);
+  EXPECT_LT(peak - before, 256) << "MiB more while 1.2 GB of junk went through";
+  net::Connection next(ps.endpoint(), limits(1));
+  EXPECT_EQ(hello(next, "fake", 1, 0), "welcomed") << "the PS goes on";
+  ps.stop();
+}
+
+// A worker that falls silent leaves the job after the peer timeout, named with its rank and
+// why; the others go on without it; started again, it rejoins at the newest version, and
+// updates wait for it from there.
+TEST(PsCluster, ASilentWorkerLeavesTheJobWhichGoesOnAndItRejoins) {
+  ServerOptions o = server_options(2);
+  o.peer_timeout = 1s;
+  LogCapture log;
+  o.log = log.sink();
+  auto logged = [&](const std::string& text) { return log.has(text); };
+  PsServer ps(o);
+  ps.start();
+  auto c = joined(ps, 2);
+  std::vector<float> all;
+  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
+  c[0]->send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+  auto pull = [](net::Connection& w, int rank, std::int64_t it) {
+    w.send(Header{MessageType::kPullRequest, rank, it, 0, 3}, nullptr, 0);
+  };
+  for (int r = 0; r < 2; ++r) hostile::push(*c[r], r, 0, 0, 3, 1.0f);
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(hostile::answer(*c[r]), "a push-ack");
+  // Iteration 1: rank 1 says nothing more. Rank 0's pull of iteration 2 is answered once
+  // rank 1 has left, about a second later.
+  hostile::push(*c[0], 0, 1, 0, 3, 2.0f);
+  EXPECT_EQ(hostile::answer(*c[0]), "a push-ack");
+  const auto t0 = std::chrono::steady_clock::now();
+  pull(*c[0], 0, 2);
+  std::optional<net::Message> reply;
+  while (!reply && std::chrono::steady_clock::now() - t0 < 5s) {  // a live worker's heartbeats
+    c[0]->send(Header{MessageType::kHeartbeat, 0, 0, 0, 0}, nullptr, 0);
+    try {
+      reply = c[0]->receive(200ms, "iteration 2's parameters");
+    } catch (const Timeout&) {
+    }
+  }
+  ASSERT_TRUE(reply) << "rank 0 is still waiting";
+  EXPECT_EQ(reply->header.type, MessageType::kPullReply);
+  EXPECT_GT(std::chrono::steady_clock::now() - t0, 700ms);
+  EXPECT_TRUE(
+      logged("rank 1 left the job at iteration 2: nothing heard from it for 1000 ms; the "
+             "job goes on with ranks 0"));
+  // Rank 1 starts again, on a new connection: it joins at iteration 2.
+  net::Connection back(ps.endpoint(), limits(2));
+  const std::string text =
+      nlohmann::json{{"model", "fake"}, {"workers", 2}, {"unit_bytes", unit_bytes()}}.dump();
+  back.send(Header{MessageType::kHello, 1, 0, 0, 0}, text.data(), text.size());
+  const net::Message welcome = back.receive(5s, "the welcome");
+  EXPECT_EQ(welcome.header.type, MessageType::kHello);
+  EXPECT_EQ(welcome.header.flags, net::kFlagJobRunning);
+  EXPECT_EQ(welcome.header.iteration, 2);
+  EXPECT_TRUE(logged("rank 1 joined the running job at iteration 2"));
+  // Its old connection is not rank 1 any more: what it sends is dropped.
+  hostile::push(*c[1], 1, 2, 0, 3, 100.0f);
+  EXPECT_THROW(c[1]->receive(300ms, "nothing"), Timeout);
+  // Iteration 2 waits for the rejoined rank 1 again.
+  hostile::push(*c[0], 0, 2, 0, 3, 1.0f);
+  EXPECT_EQ(hostile::answer(*c[0]), "a push-ack");
+  pull(*c[0], 0, 3);
+  EXPECT_THROW(c[0]->receive(300ms, "iteration 3, not yet"), Timeout);
+  pull(back, 1, 2);
+  EXPECT_EQ(hostile::answer(back), "a pull-reply");
+  hostile::push(back, 1, 2, 0, 3, 1.0f);
+  EXPECT_EQ(hostile::answer(back), "a push-ack");
+  EXPECT_EQ(hostile::answer(*c[0]), "a pull-reply") << "iteration 3, now both have pushed";
+  c[0]->send(Header{MessageType::kShutdown, 0, 0, 0, 0}, nullptr, 0);
+  back.send(Header{MessageType::kShutdown, 1, 0, 0, 0}, nullptr, 0);
+  EXPECT_EQ(ps_error(ps), "");
+}
+
+// A rank's new connection takes its place at once (its process was started again); the
+// job ends with those that finished once the others have left it.
+TEST(PsCluster, ARankJoiningAgainReplacesItsOldConnection) {
+  ServerOptions o = server_options(2);
+  LogCapture log;
+  o.log = log.sink();
+  PsServer ps(o);
+  ps.start();
+  auto c = joined(ps, 2);
+  std::vector<float> all;
+  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
+  c[0]->send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+  hostile::push(*c[1], 1, 0, 0, 1, 5.0f);  // half of its iteration 0, then it is killed
+  EXPECT_EQ(hostile::answer(*c[1]), "a push-ack");
+  net::Connection back(ps.endpoint(), limits(2));
+  EXPECT_EQ(hello(back, "fake", 2, 1), "welcomed");
+  EXPECT_TRUE(log.has("rank 1 left the job at iteration 0: it joined again from a new connection"));
+  // At version 0 still: it pushes all of iteration 0 again, and its new push is the one used.
+  hostile::push(back, 1, 0, 0, 3, 1.0f);
+  hostile::push(*c[0], 0, 0, 0, 3, 1.0f);
+  EXPECT_EQ(hostile::answer(back), "a push-ack");
+  EXPECT_EQ(hostile::answer(*c[0]), "a push-ack");
+  c[0]->send(Header{MessageType::kPullRequest, 0, 1, 0, 3}, nullptr, 0);
+  const net::Message m = c[0]->receive(5s, "iteration 1's parameters");
+  ASSERT_EQ(m.header.type, MessageType::kPullReply);
+  const float* p = reinterpret_cast<const float*>(m.payload());
+  // The same gradient 1.0 from both: p = p0 - lr * (1 + weight decay * p0); momentum's first
+  // step is the gradient itself. A 5.0 from the replaced connection would show.
+  EXPECT_NEAR(p[0], 0.25f - 0.1f * (1.0f + 1e-3f * 0.25f), 1e-6);
+  // Rank 1 leaves for good; rank 0 finishes; the job ends.
+  back.send(Header{MessageType::kShutdown, 1, 0, 0, 0}, nullptr, 0);
+  c[0]->send(Header{MessageType::kShutdown, 0, 0, 0, 0}, nullptr, 0);
+  EXPECT_EQ(ps_error(ps), "");
+}
+
+// CURVE: only keys on the allow-list get in, each only as the rank it was admitted for; an
+// unknown key, a plaintext client and a client pinning the wrong server key are refused
+// and logged, and get nothing.
+TEST(PsCluster, CurveAdmitsOnlyListedKeysEachAsItsRank) {
+  const net::CurveKeyPair ps_keys = net::make_keypair(), k0 = net::make_keypair(),
+                          k1 = net::make_keypair(), stranger = net::make_keypair();
+  ServerOptions o = server_options(2);
+  o.curve = net::CurveServer{ps_keys, {}};
+  o.curve->allowed.admit(0, k0.public_key);
+  o.curve->allowed.admit(1, k1.public_key);
+  LogCapture log;
+  o.log = log.sink();
+  auto logged = [&](const std::string& text) { return log.has(text); };
+  PsServer ps(o);
+  ps.start();
+  const net::CurveClient c0{k0, ps_keys.public_key}, c1{k1, ps_keys.public_key},
+      unknown{stranger, ps_keys.public_key}, wrong_server{k0, stranger.public_key};
+  net::Connection w0(ps.endpoint(), limits(2), &c0);
+  ASSERT_EQ(hello(w0, "fake", 2, 0), "welcomed");
+  for (const net::CurveClient* keys :
+       {&unknown, &wrong_server, static_cast<const net::CurveClient*>(nullptr)}) {
+    net::Connection c(ps.endpoint(), limits(2), keys);
+    c.set_linger(0ms);
+    const std::string text =
+        nlohmann::json{{"model", "fake"}, {"workers", 2}, {"unit_bytes", unit_bytes()}}.dump();
+    c.send(Header{MessageType::kHello, 1, 0, 0, 0}, text.data(), text.size());
+    EXPECT_THROW(c.receive(500ms, "nothing"), Timeout);
+  }
+  EXPECT_TRUE(logged("its key " + stranger.public_key + " is not on the allow-list"));
+  EXPECT_TRUE(logged("a plaintext client (this PS requires CURVE keys)"));
+  EXPECT_TRUE(logged("a client whose keys do not fit (the wrong server key?)"));
+  // Rank 1's key speaking as rank 0: dropped, and nothing it sends is applied.
+  net::Connection w1(ps.endpoint(), limits(2), &c1);
+  ASSERT_EQ(hello(w1, "fake", 2, 1), "welcomed");
+  std::vector<float> all;
+  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
+  w0.send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+  hostile::push(w1, 0, 0, 0, 3, 100.0f);  // as rank 0
+  EXPECT_TRUE(logged("dropped a push claiming rank 0 from a worker admitted as rank 1"));
+  hostile::push(w0, 0, 0, 0, 3, 1.0f);
+  EXPECT_EQ(hostile::answer(w0), "a push-ack") << "rank 0's own push is not a duplicate";
+  w0.send(Header{MessageType::kShutdown, 0, 0, 0, 0}, nullptr, 0);
+  w1.send(Header{MessageType::kShutdown, 1, 0, 0, 0}, nullptr, 0);
+  ps.stop();
+}
+
+// Listening beyond loopback without keys is refused, with the commands that make them.
+TEST(PsCluster, ANonLoopbackAddressNeedsKeysOrInsecure) {
+  ServerOptions o = server_options(1);
+  o.listen = "tcp://0.0.0.0:0";
+  try {
+    o.validate();
+    FAIL();
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("is not loopback: anyone who can reach it could join"),
+              std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("dynacomm keygen --out ps"), std::string::npos);
+  }
+  o.insecure = true;
+  EXPECT_NO_THROW(o.validate());
+  o.insecure = false;
+  o.curve = net::CurveServer{net::make_keypair(), {}};
+  EXPECT_NO_THROW(o.validate());
 }
 
 }  // namespace

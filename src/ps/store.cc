@@ -39,6 +39,7 @@ ParameterStore::ParameterStore(const StoreOptions& options,
     u->received.assign(static_cast<std::size_t>(options_.workers), false);
     units_.push_back(std::move(u));
   }
+  from_.assign(static_cast<std::size_t>(options_.workers), 0);
   sgd_ = std::make_unique<optim::Sgd>(options_.sgd, sizes);
 }
 
@@ -122,6 +123,17 @@ std::vector<int> ParameterStore::push(int rank, int first, int last, std::int64_
   if (rank < 0 || rank >= options_.workers)
     throw InvalidInput("ps: push from rank " + std::to_string(rank) + ", expected 0.." +
                        std::to_string(options_.workers - 1));
+  std::int64_t from;
+  {
+    std::lock_guard<std::mutex> lock(members_mu_);
+    from = from_[static_cast<std::size_t>(rank)];
+  }
+  if (from < 0)
+    throw InvalidInput("ps: push from rank " + std::to_string(rank) + ", which has left the job");
+  if (iteration < from)
+    throw InvalidInput("ps: push from rank " + std::to_string(rank) + " for iteration " +
+                       std::to_string(iteration) + ", before it joined (at " +
+                       std::to_string(from) + ")");
   std::vector<int> advanced;
   for (int i = first; i <= last; ++i) {
     Unit& u = *units_[static_cast<std::size_t>(i)];
@@ -135,32 +147,129 @@ std::vector<int> ParameterStore::push(int rank, int first, int last, std::int64_
     u.grads[static_cast<std::size_t>(rank)].assign(grads, grads + n);
     grads += n;
     u.received[static_cast<std::size_t>(rank)] = true;
-    if (!options_.policy->update_due(++u.received_count, options_.workers)) continue;
-
-    // The update's pushes (BSP: all N) summed in rank order, averaged, applied.
-    std::vector<float>* sum = nullptr;
-    for (int r = 0; r < options_.workers; ++r) {
-      if (!u.received[static_cast<std::size_t>(r)]) continue;
-      std::vector<float>& g = u.grads[static_cast<std::size_t>(r)];
-      if (sum == nullptr) {
-        sum = &g;
-        continue;
-      }
-      for (std::size_t k = 0; k < n; ++k) (*sum)[k] += g[k];
-    }
-    if (u.received_count > 1) {
-      const float count = static_cast<float>(u.received_count);
-      for (std::size_t k = 0; k < n; ++k) (*sum)[k] /= count;
-    }
-    sgd_->step(i, u.params.data(), sum->data(), iteration);
-    ++u.version;
-    u.received_count = 0;
-    std::fill(u.received.begin(), u.received.end(), false);
+    ++u.received_count;
+    if (!apply_if_due(i, u)) continue;
     lock.unlock();
     u.advanced.notify_all();
     advanced.push_back(i);
   }
   return advanced;
+}
+
+bool ParameterStore::apply_if_due(int i, Unit& u) {
+  int required = 0, required_in = 0;
+  {
+    std::lock_guard<std::mutex> lock(members_mu_);
+    for (std::size_t r = 0; r < from_.size(); ++r)
+      if (from_[r] >= 0 && from_[r] <= u.version) {
+        ++required;
+        required_in += u.received[r] ? 1 : 0;
+      }
+  }
+  if (u.received_count == 0 || !options_.policy->update_due(required_in, required)) return false;
+  // The update's pushes summed in rank order, averaged, applied.
+  const std::size_t n = u.params.size();
+  std::vector<float>* sum = nullptr;
+  for (int r = 0; r < options_.workers; ++r) {
+    if (!u.received[static_cast<std::size_t>(r)]) continue;
+    std::vector<float>& g = u.grads[static_cast<std::size_t>(r)];
+    if (sum == nullptr) {
+      sum = &g;
+      continue;
+    }
+    for (std::size_t k = 0; k < n; ++k) (*sum)[k] += g[k];
+  }
+  if (u.received_count > 1) {
+    const float count = static_cast<float>(u.received_count);
+    for (std::size_t k = 0; k < n; ++k) (*sum)[k] /= count;
+  }
+  sgd_->step(i, u.params.data(), sum->data(), u.version);
+  ++u.version;
+  u.received_count = 0;
+  std::fill(u.received.begin(), u.received.end(), false);
+  return true;
+}
+
+std::vector<int> ParameterStore::leave(int rank) {
+  if (rank < 0 || rank >= options_.workers)
+    throw InvalidInput("ps: rank " + std::to_string(rank) + " is not in 0.." +
+                       std::to_string(options_.workers - 1));
+  {
+    std::lock_guard<std::mutex> lock(members_mu_);
+    from_[static_cast<std::size_t>(rank)] = -1;
+  }
+  std::vector<int> advanced;
+  for (int i = 0; i < num_units(); ++i) {
+    Unit& u = *units_[static_cast<std::size_t>(i)];
+    std::unique_lock<std::mutex> lock(u.mu);
+    if (!apply_if_due(i, u)) continue;
+    lock.unlock();
+    u.advanced.notify_all();
+    advanced.push_back(i);
+  }
+  return advanced;
+}
+
+void ParameterStore::join(int rank, std::int64_t from) {
+  if (rank < 0 || rank >= options_.workers || from < 0)
+    throw InvalidInput("ps: rank " + std::to_string(rank) + " cannot join at version " +
+                       std::to_string(from));
+  for (auto& unit : units_) {  // its earlier self's pushes from `from` on are replaced
+    std::lock_guard<std::mutex> lock(unit->mu);
+    if (unit->version >= from && unit->received[static_cast<std::size_t>(rank)]) {
+      unit->received[static_cast<std::size_t>(rank)] = false;
+      --unit->received_count;
+    }
+  }
+  std::lock_guard<std::mutex> lock(members_mu_);
+  from_[static_cast<std::size_t>(rank)] = from;
+}
+
+bool ParameterStore::present(int rank) const {
+  std::lock_guard<std::mutex> lock(members_mu_);
+  return rank >= 0 && rank < options_.workers && from_[static_cast<std::size_t>(rank)] >= 0;
+}
+
+std::int64_t ParameterStore::newest_version() const {
+  std::int64_t v = 0;
+  for (int i = 0; i < num_units(); ++i) v = std::max(v, version(i));
+  return v;
+}
+
+std::vector<ParameterStore::UnitState> ParameterStore::state() const {
+  std::vector<UnitState> out;
+  for (int i = 0; i < num_units(); ++i) {
+    const Unit& u = *units_[static_cast<std::size_t>(i)];
+    std::lock_guard<std::mutex> lock(u.mu);
+    out.push_back({u.version, u.params, sgd_->velocity(i), sgd_->started(i)});
+  }
+  return out;
+}
+
+void ParameterStore::restore(std::vector<UnitState> units) {
+  if (static_cast<int>(units.size()) != num_units())
+    throw InvalidInput("ps: a state of " + std::to_string(units.size()) + " units for a model of " +
+                       std::to_string(num_units()));
+  for (int i = 0; i < num_units(); ++i) {
+    Unit& u = *units_[static_cast<std::size_t>(i)];
+    UnitState& s = units[static_cast<std::size_t>(i)];
+    std::lock_guard<std::mutex> lock(u.mu);
+    if (s.params.size() != u.params.size() || s.version < 0)
+      throw InvalidInput("ps: unit " + std::to_string(i) + " of the state holds " +
+                         std::to_string(s.params.size()) + " parameters, the model " +
+                         std::to_string(u.params.size()));
+    sgd_->restore(i, std::move(s.velocity), s.started);
+    u.params = std::move(s.params);
+    u.version = s.version;
+    u.received_count = 0;
+    std::fill(u.received.begin(), u.received.end(), false);
+  }
+}
+
+std::int64_t ParameterStore::oldest_version() const {
+  std::int64_t v = version(0);
+  for (int i = 1; i < num_units(); ++i) v = std::min(v, version(i));
+  return v;
 }
 
 std::vector<float> ParameterStore::snapshot() const {

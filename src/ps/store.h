@@ -14,6 +14,13 @@
 // never waiting for the whole model. The gradients of the N workers for (u, t) are summed in rank
 // order, never arrival order, so results do not depend on timing.
 //
+// Membership: every rank is in the job from version 0 until it leaves. The update of (u, t)
+// is due once every rank in the job that joined at or before t has pushed it, and it is
+// the mean of the pushes received: a rank that left after pushing (u, t) still counts
+// there, one that left before does not, and the ranks that remain go on without it. A rank
+// that joins again at version J (its current version, see newest_version) is needed from
+// J on; a push of (u, t >= J) its earlier self made is replaced by its new one.
+//
 // Thread safety: every method may be called from any thread. Each unit has its own lock,
 // so pushes and pulls of different units proceed in parallel.
 // Errors: InvalidInput for a request that can never be valid (unit range, rank, wrong
@@ -69,13 +76,42 @@ class ParameterStore {
   // whose version advanced.
   std::vector<int> push(int rank, int first, int last, std::int64_t iteration, const float* grads);
 
+  // Rank `rank` leaves the job: updates no longer wait for it. Returns the units whose
+  // version advanced (their other pushes were all in).
+  std::vector<int> leave(int rank);
+  // Rank `rank` (back) in the job from version `from` on (see the semantics above).
+  void join(int rank, std::int64_t from);
+  bool present(int rank) const;
+  // The highest version any unit has reached: where a worker joining now starts.
+  std::int64_t newest_version() const;
+
+  // A unit's whole state, for checkpoints (ps/checkpoint.h).
+  struct UnitState {
+    std::int64_t version = 0;
+    std::vector<float> params, velocity;  // velocity: the optimiser's momentum buffer
+    bool started = false;                 // the optimiser has stepped it
+  };
+  // Every unit's state, each taken under its lock (consistent across units when no push
+  // can land meanwhile: the PS's I/O thread calls it between messages).
+  std::vector<UnitState> state() const;
+  // Puts back what state() returned (a resumed job), before any push or pull;
+  // InvalidInput naming the unit on a size mismatch.
+  void restore(std::vector<UnitState> units);
+  // The lowest version of any unit.
+  std::int64_t oldest_version() const;
+
   // All parameters, units in order (a consistent snapshot per unit).
   std::vector<float> snapshot() const;
 
  private:
   struct Unit;
   void check_range(int first, int last) const;
+  // Under u.mu: applies unit i's update when due; true when it advanced (the caller
+  // notifies).
+  bool apply_if_due(int i, Unit& u);
   StoreOptions options_;
+  mutable std::mutex members_mu_;   // taken after a unit's lock, never before
+  std::vector<std::int64_t> from_;  // per rank: in the job from this version; -1: left
   std::vector<std::unique_ptr<Unit>> units_;
   std::unique_ptr<optim::Sgd> sgd_;
 };

@@ -33,6 +33,52 @@ TEST(ParameterStore, AveragesInRankOrderAndAppliesSgd) {
   EXPECT_EQ(out, (std::vector<float>{0, 0.5, 1}));
 }
 
+TEST(ParameterStore, ALeavingRankNoLongerHoldsUpdatesAndCountsWhereItPushed) {
+  ParameterStore store(options(3), {{0.f}, {0.f}});
+  const float a[2] = {2, 2}, b[2] = {4, 4}, c = 6;
+  store.push(2, 0, 0, 0, &c);  // rank 2 pushes unit 0, then is lost
+  EXPECT_EQ(store.push(0, 0, 1, 0, a), std::vector<int>{});
+  EXPECT_EQ(store.push(1, 0, 1, 0, b), std::vector<int>{0});  // unit 0: all three
+  EXPECT_EQ(store.leave(2), std::vector<int>{1});             // unit 1: the two that remain
+  std::vector<float> out(2);
+  store.pull(0, 1, 1, out.data());
+  EXPECT_EQ(out, (std::vector<float>{-0.5f * 4, -0.5f * 3}));  // means (2+4+6)/3, (2+4)/2
+  EXPECT_FALSE(store.present(2));
+  EXPECT_THROW(store.push(2, 0, 0, 1, &c), InvalidInput);
+  EXPECT_EQ(store.push(0, 0, 1, 1, a), std::vector<int>{});
+  EXPECT_EQ(store.push(1, 0, 1, 1, b), (std::vector<int>{0, 1}));  // two are the job now
+  EXPECT_EQ(store.newest_version(), 2);
+}
+
+TEST(ParameterStore, ARankRejoinsAtTheNewestVersionAndReplacesItsEarlierPushes) {
+  ParameterStore store(options(2), {{0.f}, {0.f}});
+  const float one[2] = {1, 1}, three[2] = {3, 3}, bad = 100;
+  store.push(0, 0, 1, 0, one);
+  store.push(1, 0, 1, 0, three);  // version 1 everywhere
+  store.push(1, 0, 0, 1, &bad);   // rank 1's old self pushed unit 0 of iteration 1, then died
+  store.leave(1);                 // rank 0 alone now: unit 0 is due once rank 0 pushes
+  store.join(1, store.newest_version());  // back at version 1, before rank 0 pushed
+  EXPECT_TRUE(store.present(1));
+  EXPECT_EQ(store.push(0, 0, 1, 1, one), std::vector<int>{});          // waits for rank 1 again
+  EXPECT_EQ(store.push(1, 0, 1, 1, three), (std::vector<int>{0, 1}));  // replaces the 100
+  std::vector<float> out(2);
+  store.pull(0, 1, 2, out.data());
+  EXPECT_EQ(out, (std::vector<float>{-2.f, -2.f}));  // -0.5 * 2, twice
+  EXPECT_THROW(store.join(1, -1), InvalidInput);
+  EXPECT_THROW(store.leave(2), InvalidInput);
+}
+
+TEST(ParameterStore, ARankThatJoinsLateIsNotNeededForVersionsBeforeIt) {
+  ParameterStore store(options(2), {{0.f}, {0.f}});
+  const float g[2] = {2, 2};
+  store.leave(1);
+  store.push(0, 0, 0, 0, g);  // unit 0 to version 1 alone; unit 1 still at 0
+  store.join(1, store.newest_version());
+  EXPECT_THROW(store.push(1, 1, 1, 0, g), InvalidInput);      // before it joined
+  EXPECT_EQ(store.push(0, 1, 1, 0, g), std::vector<int>{1});  // not waiting for rank 1
+  EXPECT_EQ(store.push(0, 0, 1, 1, g), std::vector<int>{});   // version 1: waits for it
+}
+
 TEST(ParameterStore, PullWaitsOnlyForItsOwnUnits) {
   ParameterStore store(options(1), {{1.f}, {1.f}});
   float g = 1, out = 0;

@@ -23,7 +23,8 @@ class SyncPolicy {
   // May a pull for `iteration` read a unit at `version` (>= version_needed)? False: the
   // request came too late, an error.
   virtual bool may_read(std::int64_t version, std::int64_t iteration) const = 0;
-  // Is a unit's update due once `received` of `workers` pushes of its version are in?
+  // Is a unit's update due once `received` of the `workers` it waits for (the ranks in
+  // the job at its version, ps/store.h) have pushed it?
   virtual bool update_due(int received, int workers) const = 0;
 };
 

@@ -121,6 +121,7 @@ TrainingResult train_local(const LocalTrainingOptions& o, std::ostream& progress
       const std::int64_t begin = step * o.batch, end = std::min(n_train, begin + o.batch);
       std::vector<std::int64_t> idx(order.begin() + begin, order.begin() + end);
       data::Batch b = data::make_batch(train, idx);
+      model::seed_dropout(o.seed, 0, iteration);  // as worker 0 of a job would
       torch::Tensor logits = model->forward(images_of(b, train));
       torch::Tensor y = labels_of(b);
       torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);

@@ -257,6 +257,8 @@ void Comm::before_forward(int unit) {
     throw Timeout(where(unit) + ": parameters did not arrive from the PS at " + link_.endpoint() +
                   " within " + std::to_string(options_.timeout.count()) + " ms");
   check_failed();
+  if (fault_ && unit == model_.num_units() / 2)
+    fault_->at(Fault::Phase::kForward, current_.iteration);
   gate_passed[static_cast<std::size_t>(unit)] = Clock::now();
   cpu_passed[static_cast<std::size_t>(unit)] = thread_cpu_ms();
 }
@@ -500,12 +502,18 @@ void Comm::queue_pull_requests() {
     const auto leaves = link_.send_timed(net::encode(h, nullptr, 0));
     if (PullRound* round = round_of(r.iteration))
       round->sent[static_cast<std::size_t>(r.segment)] = leaves;
+    if (fault_) fault_->at(Fault::Phase::kPull, r.iteration);
   }
   requests_.clear();
 }
 
 // Under mu_: the re-planning report, control traffic (neither paced nor delayed).
 void Comm::send_control() {
+  // Alive, every second: the PS drops a worker it has not heard from (ps/membership.h).
+  if (const auto now = Clock::now(); now - last_heartbeat_ >= std::chrono::seconds(1)) {
+    link_.send(net::Header{net::MessageType::kHeartbeat, options_.rank, 0, 0, 0}, nullptr, 0);
+    last_heartbeat_ = now;
+  }
   if (replan_report_) {
     const auto& [iteration, text] = *replan_report_;
     link_.send(net::Header{net::MessageType::kReplan, options_.rank, iteration, 0, 0}, text.data(),
@@ -554,6 +562,7 @@ void Comm::release_pushes(Clock::time_point now) {
   while (std::optional<PushQueue::Push> q = push_queue_.next()) {
     pushes_[{q->iteration, q->first_atom}] = PushInFlight{q->segment, q->bytes, now};
     link_.send_timed(std::move(q->frame));  // paced by the emulated uplink
+    if (fault_) fault_->at(Fault::Phase::kPush, q->iteration);
   }
 }
 

@@ -22,6 +22,7 @@
 #include "plan/estimate/link_fit.h"
 #include "plan/model/plan.h"
 #include "plan/model/slicing.h"
+#include "worker/fault.h"
 #include "worker/push_queue.h"
 
 namespace dynacomm::worker {
@@ -165,6 +166,7 @@ class Comm : public model::UnitObserver {
   // Set at construction, then read by both threads.
   model::Model& model_;
   const CommOptions options_;
+  const std::optional<Fault> fault_ = Fault::from_env();  // worker/fault.h; unset: none
   const plan::Slicing& slicing_ = options_.slicing;
 
   // The training thread's own (the marks' bookkeeping and the emulated slowdown).
@@ -191,6 +193,7 @@ class Comm : public model::UnitObserver {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   double latency_ms_ DYNACOMM_GUARDED_BY(mu_);          // one way, as now emulated
+  Clock::time_point last_heartbeat_{};                  // the comm thread's own
   net::ShapedTransport link_;                           // the comm thread's own (wake(): any)
   std::int64_t bytes_up_ DYNACOMM_GUARDED_BY(mu_) = 0;  // this iteration's
   std::int64_t bytes_down_ DYNACOMM_GUARDED_BY(mu_) = 0;

@@ -8,12 +8,17 @@
 
 namespace dynacomm::worker {
 
-net::JobConfig ask_job_config(const std::string& ps, int rank, std::chrono::milliseconds timeout) {
-  net::Connection c(ps, net::WireLimits{{}, -1, 64 * 1024});
+net::JobConfig ask_job_config(const std::string& ps, int rank, std::chrono::milliseconds timeout,
+                              const net::CurveClient* curve) {
+  net::Connection c(ps, net::WireLimits{{}, -1, 64 * 1024}, curve);
   c.set_linger(std::chrono::milliseconds(0));
   c.send(net::Header{net::MessageType::kJobConfig, rank, 0, 0, 0}, nullptr, 0);
   const net::Message m = c.receive(
-      timeout, "the job's configuration (is `dynacomm ps` of this version running at " + ps + "?)");
+      timeout, "the job's configuration (is `dynacomm ps` of this version running at " + ps +
+                   (curve ? "? with CURVE: is --ps-key its public key, and this worker's key on "
+                            "its allow-list for rank " +
+                                std::to_string(rank) + "?)"
+                          : "? does it require CURVE keys?)"));
   if (m.header.type != net::MessageType::kJobConfig)
     throw Error("the PS at " + ps + " answered a " + net::to_string(m.header.type) +
                 " to the request for the job's configuration");
@@ -24,9 +29,10 @@ net::JobConfig ask_job_config(const std::string& ps, int rank, std::chrono::mill
   }
 }
 
-void tell_ps_failed(const std::string& ps, int rank, const std::string& why) {
+void tell_ps_failed(const std::string& ps, int rank, const std::string& why,
+                    const net::CurveClient* curve) {
   try {
-    net::Connection c(ps, net::WireLimits{{}, -1, 64 * 1024});
+    net::Connection c(ps, net::WireLimits{{}, -1, 64 * 1024}, curve);
     c.set_linger(std::chrono::seconds(1));
     const std::string text = why.substr(0, 2000);
     c.send(net::Header{net::MessageType::kError, rank, 0, 0, 0}, text.data(), text.size());
@@ -52,6 +58,15 @@ Joined join_job(net::Transport& conn, const WorkerOptions& o, const JobShape& sh
         conn.receive(o.timeout, "the PS's welcome (is `dynacomm ps` running at " + o.ps + "?)");
     const auto t1 = Clock::now();
     ping_ms.push_back(ms_between(t0, t1));
+    if (welcome.header.type != net::MessageType::kHello)
+      throw Error("worker " + std::to_string(o.rank) + ": the PS at " + o.ps + " answered a " +
+                  net::to_string(welcome.header.type) + " to the hello");
+    j.job_running = (welcome.header.flags & net::kFlagJobRunning) != 0;
+    j.start_iteration = j.job_running ? welcome.header.iteration : 0;
+    if (j.start_iteration >= shape.total_iterations && j.job_running)
+      throw Error("worker " + std::to_string(o.rank) + ": the job at " + o.ps +
+                  " is at iteration " + std::to_string(j.start_iteration) + " of " +
+                  std::to_string(shape.total_iterations) + ": nothing left to join");
     const std::uint64_t at = welcome.header.arrived_us;
     if (at > 0 && (!j.ps_clock_offset_ms || ping_ms.back() < offset_rtt_ms)) {
       const double mid_ms =
@@ -62,7 +77,7 @@ Joined join_job(net::Transport& conn, const WorkerOptions& o, const JobShape& sh
     }
   }
   j.rtt_ms = median(ping_ms);
-  if (o.rank == 0)
+  if (o.rank == 0 && !j.job_running)
     conn.send(net::Header{net::MessageType::kInit, 0, 0, 0,
                           static_cast<std::uint32_t>(shape.atom_bytes.size() - 1)},
               initial_params.data(), initial_params.size() * sizeof(float));

@@ -158,15 +158,15 @@ GateMarks marks_of(const Comm& comm, Clock::time_point forward_end) {
           comm.cpu_called,  comm.cpu_passed,  comm.cpu_ready,   comm.cpu_forward_end};
 }
 
-// One mini-batch through the model: forward (each unit waiting at its gate), a full-duplex
-// plan's next pulls as backward starts (`next`, or none), backward. The loss, and when
-// the forward pass ended.
-std::pair<double, Clock::time_point> forward_backward(model::Model& model,
-                                                      const data::Dataset& train,
-                                                      const std::vector<std::int64_t>& idx,
-                                                      Comm& comm, std::int64_t it,
-                                                      const plan::Plan* next) {
-  data::Batch b = data::make_batch(train, idx);
+// One mini-batch (order[begin, begin + batch)) through the model: forward (each unit
+// waiting at its gate), a full-duplex plan's next pulls as backward starts (`next`, or
+// none), backward. The loss, and when the forward pass ended.
+std::pair<double, Clock::time_point> forward_backward(
+    model::Model& model, const data::Dataset& train, const std::vector<std::int64_t>& order,
+    std::int64_t begin, std::int64_t batch, Comm& comm, std::int64_t it, const plan::Plan* next) {
+  const auto end = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + batch);
+  data::Batch b = data::make_batch(
+      train, std::vector<std::int64_t>(order.begin() + begin, order.begin() + end));
   torch::Tensor x = torch::from_blob(b.images.data(), {b.size(), 1, train.rows, train.cols});
   torch::Tensor y = torch::from_blob(b.labels.data(), {b.size()}, torch::kInt64);
   torch::Tensor loss = torch::nn::functional::cross_entropy(model.forward(x), y);
@@ -208,6 +208,20 @@ struct Measurements {
           .add(e.iteration, static_cast<double>(e.bytes), e.service_ms);
       log.transfer(e);
     }
+  }
+
+  // The iteration's record `r` completed: when it started, its unit times (logged), its
+  // compute and the stretch the estimates held.
+  IterationRecord record(std::int64_t it, IterationRecord r, const Comm& comm,
+                         Clock::time_point forward_end, Clock::time_point iteration_start,
+                         const std::vector<std::string>& unit_names) {
+    const UnitTimes times = unit_times(marks_of(comm, forward_end));
+    log.units(it, r.plan_id, unit_names, times);
+    r.start_s =
+        std::chrono::duration<double>(iteration_start - o.trace_origin.value_or(started)).count();
+    std::tie(r.compute_ms, r.compute_cpu_ms) = units(it, times, comm.cpu_valid);
+    if (const auto s = tracker.stretch_at(it)) std::tie(r.stretch_down, r.stretch_up) = *s;
+    return r;
   }
 
   // Compute-only unit times; returns the iteration's compute (wall, CPU: 0 when unknown).
@@ -259,10 +273,15 @@ void evaluate_epoch(model::Model& model, const data::Dataset& test, const Worker
 }
 
 // Rank 0 ends the job: the final parameters, then the test set's accuracy of them. The last
-// iteration's time ends when its update is in, with the fetch.
+// iteration's time ends when its update is in, with the fetch. Interrupted: the weights of
+// the last iteration it pulled.
 void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, const WorkerOptions& o,
                 std::int64_t iterations, Clock::time_point last_start, RunLog& log,
                 WorkerResult& result) {
+  if (result.interrupted_at >= 0) {
+    result.final_weights = model.flat_params();
+    return evaluate_epoch(model, test, o, log, result, /*final=*/true);
+  }
   comm.fetch_all(iterations);
   result.iterations.back().ms = ms_between(last_start, Clock::now());
   result.final_weights = model.flat_params();
@@ -352,14 +371,22 @@ RotationLog finish_rotation_log(RotationLog log, const WorkerOptions& o, const W
 
 }  // namespace
 
+namespace {
+std::atomic<bool> g_stop{false};
+}  // namespace
+
+void request_stop() { g_stop = true; }
+bool stop_requested() { return g_stop; }
+
 std::vector<std::string> planned_schedulers(const WorkerOptions& o) {
   if (!o.rotation.empty()) return o.rotation;
   if (o.scheduler == plan::kAutoScheduler) return plan::planner_names();
   return {o.scheduler};
 }
 
-WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
-  o.validate();
+WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
+  options.validate();
+  WorkerOptions o = options;  // a worker joining a running job warms up from where it starts
   const Clock::time_point started = Clock::now();
   torch::set_num_threads(o.threads);
   const data::Dataset train = data::load_fashion_mnist(o.data_dir, data::Split::kTrain);
@@ -374,9 +401,16 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
       profile, plan::common_atom_params(o.planner.slice_params(planned_schedulers(o))));
   const JobShape shape = job_shape(o, slicing, share.total);
 
-  net::Connection conn(o.ps, net::WireLimits{shape.atom_bytes, o.workers - 1, 64 * 1024});
+  net::Connection conn(o.ps, net::WireLimits{shape.atom_bytes, o.workers - 1, 64 * 1024},
+                       o.curve ? &*o.curve : nullptr);
   const Joined joined =
       join_job(conn, o, shape, o.rank == 0 ? model->flat_params() : std::vector<float>{});
+  const std::int64_t first = joined.start_iteration;
+  if (joined.job_running && first > 0) {
+    o.warmup += first;
+    progress << "worker " << o.rank << ": joined the running job at iteration " << first
+             << " (epoch " << first / share.steps_per_epoch + 1 << ")\n";
+  }
   Comm comm(conn, *model, comm_options(o, joined, slicing));
   model->set_observer(&comm);
   comm.start();
@@ -418,10 +452,14 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
   std::vector<std::int64_t> order;
   model->train(true);
   Clock::time_point iteration_start{};
-  for (std::int64_t it = 0; it < share.total; ++it) {
+  for (std::int64_t it = first; it < share.total; ++it) {
+    if (stop_requested() && it > first) {  // request_stop: goodbye, with what it has
+      result.interrupted_at = it;
+      break;
+    }
     const int epoch = static_cast<int>(it / share.steps_per_epoch) + 1;
     const std::int64_t step = it % share.steps_per_epoch;
-    if (step == 0) {
+    if (step == 0 || it == first) {  // the epoch's order (the same as it was, on a rejoin)
       order = share.mine;
       data::shuffle(order, o.seed * 1000003 + static_cast<std::uint64_t>(epoch));
       log.epoch_begins(epoch, std::min(share.steps_per_epoch, share.total - it),
@@ -442,31 +480,23 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
     replay.rethrow();  // a failed trace step (e.g. a bad rate) ends the run, named
     follow_link_rows(o, comm, link_rows, it, link_row);
     const Replanner::Change change = replanner.before_iteration(it, step, epoch);
-    double predicted_ms = 0;  // this iteration's plan's prediction (warm-up: none)
-    if (it < o.warmup) {
-      plan = warmup_plans[it % 2];
-    } else {
-      const WorkerResult::PlanInfo& info = plan_of(it);
-      plan = info.plan;
-      plan_id = info.id;
-      predicted_ms = info.predicted_ms;
-    }
+    const WorkerResult::PlanInfo* info = it < o.warmup ? nullptr : &plan_of(it);
+    plan = info ? info->plan : warmup_plans[it % 2];
+    if (info) plan_id = info->id;
+    const double predicted_ms = info ? info->predicted_ms : 0;  // the warm-up's: none
     const auto now = Clock::now();
-    if (it > 0)
+    if (it > first)
       result.iterations.back().ms = ms_between(iteration_start, it == o.warmup ? warmup_end : now);
     iteration_start = now;
     comm.begin_iteration(it, slicing.lift(plan), predicted_ms);
 
-    const std::int64_t begin = step * o.batch;
-    const std::int64_t end =
-        std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + o.batch);
     // A full-duplex plan for the next iteration: its pulls go out as backward starts.
     plan::Plan next;
     if (it >= o.warmup && it + 1 < share.total && plan_of(it + 1).plan.full_duplex)
       next = slicing.lift(plan_of(it + 1).plan);
-    const auto [l, forward_end] = forward_backward(
-        *model, train, std::vector<std::int64_t>(order.begin() + begin, order.begin() + end), comm,
-        it, next.pull.empty() ? nullptr : &next);
+    model::seed_dropout(o.seed, o.rank, it);  // what a worker started again would draw
+    const auto [l, forward_end] = forward_backward(*model, train, order, step * o.batch, o.batch,
+                                                   comm, it, next.pull.empty() ? nullptr : &next);
     follow_the_barrier(it, comm, estimators, calibration, rotation, result);
     comm.finish_iteration();
     if (it < o.warmup) comm.wait_for_acks();  // every transfer timed before planning
@@ -475,20 +505,18 @@ WorkerResult run_worker(const WorkerOptions& o, std::ostream& progress) {
                   std::to_string(it) + " (loss " + std::to_string(l) + ")");
 
     measure.transfers(it, comm);
-    const UnitTimes times = unit_times(marks_of(comm, forward_end));
-    log.units(it, plan_id, unit_names, times);
-    IterationRecord r = record_of(it, epoch, l, comm, plan, plan_id, change);
-    r.start_s =
-        std::chrono::duration<double>(iteration_start - o.trace_origin.value_or(started)).count();
-    std::tie(r.compute_ms, r.compute_cpu_ms) = measure.units(it, times, comm.cpu_valid);
-    if (const auto s = tracker.stretch_at(it)) std::tie(r.stretch_down, r.stretch_up) = *s;
-    result.iterations.push_back(r);
+    result.iterations.push_back(measure.record(it,
+                                               record_of(it, epoch, l, comm, plan, plan_id, change),
+                                               comm, forward_end, iteration_start, unit_names));
     log.iteration_done(result, step, it < o.warmup ? "warm-up" : "training");
     // The last epoch is evaluated after the final update is in (below), which also keeps
     // the evaluation out of the last iteration's measured time.
     if (step + 1 == share.steps_per_epoch && it + 1 < share.total && o.rank == 0)
       evaluate_epoch(*model, *test, o, log, result);
   }
+  if (result.interrupted_at >= 0)
+    progress << "worker " << o.rank << ": stopped before iteration " << result.interrupted_at
+             << " (interrupted)\n";
   if (o.rank == 0) finish_job(comm, *model, *test, o, share.total, iteration_start, log, result);
   log.status(result, "done", true);
   comm.shutdown();

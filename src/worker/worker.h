@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "data/partition.h"
+#include "net/curve.h"
 #include "optim/sgd.h"
 #include "plan/estimate/compute_stretch.h"
 #include "plan/estimate/estimator.h"
@@ -56,6 +57,7 @@ namespace dynacomm::worker {
 
 struct WorkerOptions {
   std::string ps;  // PS endpoint, e.g. tcp://127.0.0.1:7070
+  std::optional<net::CurveClient> curve;  // CURVE keys (net/curve.h); none: plaintext
   int rank = 0;
   int workers = 1;
   std::string model = "cnn";
@@ -134,6 +136,7 @@ struct WorkerResult {
   std::vector<double> epoch_test_accuracy;  // rank 0 only
   double test_accuracy = 0;                 // rank 0: of the final weights
   std::vector<float> final_weights;         // rank 0
+  std::int64_t interrupted_at = -1;         // stopped before this iteration (request_stop); -1: not
   plan::Plan plan;                          // the plan used after warm-up
   struct PlanInfo {
     int id;
@@ -190,6 +193,13 @@ struct WorkerResult {
   // again (rotation.json).
   std::optional<RotationLog> rotation_log;
 };
+
+// Asks every run_worker of this process to stop at its next iteration's start (from a
+// SIGTERM handler: async-signal-safe). It stops cleanly: rank 0 keeps the weights of the
+// last iteration it pulled, evaluates them, and every worker says goodbye, so the PS can
+// checkpoint a consistent state.
+void request_stop();
+bool stop_requested();
 
 // Joins the job (hello; rank 0 also sends the initial parameters), trains, and says
 // goodbye. Throws Timeout / Error naming the PS, unit and iteration on failure.

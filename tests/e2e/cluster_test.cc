@@ -188,6 +188,122 @@ TEST_F(ClusterTest, KillingTheLauncherTakesItsProcessesWithIt) {
   EXPECT_TRUE(left.empty()) << left.size() << " processes outlived the launcher";
 }
 
+// A worker killed (SIGKILL, worker/fault.h) in the forward pass, between its pushes or
+// while its pulls are out is started again by `train --max-restarts`, rejoins the running
+// job at the PS's newest version, and the job finishes: nothing else restarts.
+TEST_F(ClusterTest, AWorkerKilledAtAnyPhaseIsStartedAgainAndRejoins) {
+  for (const char* phase : {"forward", "push", "pull"}) {
+    SCOPED_TRACE(phase);
+    const std::string name = std::string("killed-in-") + phase;
+    ::setenv("DYNACOMM_FAULT", (std::string(phase) + ":8:" + dir_ + "/" + name + ".fired").c_str(),
+             1);
+    const ::testing::AssertionResult ran = run_dynacomm(
+        name,
+        "train --model lenet5 --iterations 24 --warmup 2 --batch 32 --train-samples 2000"
+        " --test-samples 100 --down 1gbit --latency 1ms --max-restarts 1");
+    ::unsetenv("DYNACOMM_FAULT");
+    EXPECT_TRUE(ran);
+    const std::string log = read_file(dir_ + "/" + name + ".log");
+    EXPECT_NE(log.find("failed (killed by signal 9); started it again (restart 1 of 1), it "
+                       "rejoins the job"),
+              std::string::npos)
+        << log;
+    const std::string ps = read_file(dir_ + "/" + name + "/ps.log");
+    EXPECT_NE(ps.find("joined again from a new connection"), std::string::npos) << ps;
+    // At the newest version: 8; 7 when a full-duplex plan's pulls of 8 went out early; 9
+    // when its first push of 8 completed units (the rest of 8 is the other worker's).
+    const std::size_t at = ps.find("joined the running job at iteration ");
+    ASSERT_NE(at, std::string::npos) << ps;
+    const int rejoined = std::atoi(ps.c_str() + at + 36);
+    EXPECT_TRUE(rejoined >= 7 && rejoined <= 9) << ps;
+    EXPECT_EQ(read_file(dir_ + "/" + name + "/weights.bin").size(), 246824u);  // lenet5
+  }
+}
+
+// The PS killed (SIGKILL) in the middle of a job, and the job resumed from its newest
+// checkpoint with `train --resume`: the final weights equal an uninterrupted run's, bit for
+// bit (cnn: dropout's masks follow from seed, rank and iteration). A checkpoint that does
+// not fit the job's flags is refused, naming the flag.
+TEST_F(ClusterTest, ThePsKilledAndResumedFromItsCheckpointGivesTheSameWeights) {
+  const std::string job =
+      "train --model cnn --iterations 40 --warmup 2 --batch 32 --train-samples 2000"
+      " --test-samples 100 --down 1gbit --latency 1ms";
+  ASSERT_TRUE(run_dynacomm("whole", job));
+  // The same job, its PS killed once the checkpoint of iteration 10 is on disk.
+  const std::string out = dir_ + "/killed";
+  const std::string sh = std::string(DYNACOMM_EXE) + " " + job + " --checkpoint-every 5 --out " +
+                         out + " > " + dir_ + "/killed.log 2>&1 &";
+  ASSERT_EQ(std::system(("sh -c '" + sh + "'").c_str()), 0);
+  struct stat st;
+  const std::string ten = out + "/checkpoints/ckpt-000000000010.bin";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline && ::stat(ten.c_str(), &st) != 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(::stat(ten.c_str(), &st), 0) << read_file(dir_ + "/killed.log");
+  int killed = 0;
+  for (int pid : processes_mentioning(out + "/trace-ps.json")) killed += ::kill(pid, SIGKILL) == 0;
+  EXPECT_EQ(killed, 1);
+  const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < gone_by && !processes_mentioning(out).empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(processes_mentioning(out).empty());
+  const std::string log = read_file(dir_ + "/killed.log");
+  EXPECT_NE(log.find("the PS failed (killed by signal 9)"), std::string::npos) << log;
+  EXPECT_TRUE(read_file(out + "/weights.bin").empty()) << "the killed run finished";
+
+  EXPECT_FALSE(run_dynacomm("mismatched", job + " --lr 0.1 --resume " + out + "/checkpoints"));
+  const std::string refused = read_file(dir_ + "/mismatched.log");
+  EXPECT_NE(refused.find("no usable checkpoint in " + out + "/checkpoints"), std::string::npos)
+      << refused;
+  EXPECT_NE(refused.find("it was taken with --lr 0.05, the PS runs --lr 0.1"), std::string::npos)
+      << refused;
+
+  ASSERT_TRUE(run_dynacomm("resumed", job + " --resume " + out + "/checkpoints"));
+  const std::string ps = read_file(dir_ + "/resumed/ps.log");
+  EXPECT_NE(ps.find("resumed the job at iteration "), std::string::npos) << ps;
+  const std::string whole = read_file(dir_ + "/whole/weights.bin");
+  ASSERT_EQ(whole.size(), 3297832u);
+  EXPECT_TRUE(read_file(dir_ + "/resumed/weights.bin") == whole) << "not bit for bit";
+}
+
+// Ctrl-C of `train`: the workers stop at their next iteration, rank 0 evaluates and saves
+// what the job has learned, the PS checkpoints it, and train says so and exits 130.
+TEST_F(ClusterTest, AnInterruptedTrainSavesWhatItLearned) {
+  const std::string out = dir_ + "/interrupted";
+  const std::string sh = std::string(DYNACOMM_EXE) +
+                         " train --model lenet5 --epochs 20 --train-samples 2000 --test-samples"
+                         " 100 --down 1gbit --latency 1ms --out " +
+                         out + " > " + dir_ + "/interrupted.log 2>&1 & echo $! > " + dir_ +
+                         "/pid; wait $!; echo $? > " + dir_ + "/rc";
+  ASSERT_EQ(std::system(("sh -c '" + sh + "' &").c_str()), 0);
+  // Training once worker 0's status says it is past iteration 20 (of 620).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  auto iteration = [&] {
+    const nlohmann::json st = nlohmann::json::parse(read_file(out + "/status-worker0.json"),
+                                                    nullptr, /*allow_exceptions=*/false);
+    return st.is_object() && st.contains("iteration") ? st["iteration"].get<int>() : 0;
+  };
+  while (std::chrono::steady_clock::now() < deadline && iteration() < 20)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const int launcher = std::atoi(read_file(dir_ + "/pid").c_str());
+  ASSERT_GT(launcher, 0);
+  ASSERT_EQ(::kill(launcher, SIGINT), 0);
+  const auto done_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < done_by && read_file(dir_ + "/rc").empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::string log = read_file(dir_ + "/interrupted.log");
+  EXPECT_EQ(std::atoi(read_file(dir_ + "/rc").c_str()), 130) << log;
+  EXPECT_NE(log.find("interrupted before iteration "), std::string::npos) << log;
+  const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
+  EXPECT_GT(summary["interrupted_at"].get<int>(), 0);
+  EXPECT_GT(summary["test_accuracy"].get<double>(), 0.1);
+  EXPECT_EQ(read_file(out + "/weights.bin").size(), 246824u);
+  EXPECT_FALSE(read_file(out + "/metrics.csv").empty());
+  const std::string ps = read_file(out + "/ps.log");
+  EXPECT_NE(ps.find("checkpoint of iteration "), std::string::npos) << ps;
+  for (int pid : processes_mentioning(out)) ::kill(pid, SIGKILL);
+}
+
 // One worker through the PS computes exactly what --local training computes.
 // The embedded default as a user runs it: summary, metrics, weights and one merged trace.
 TEST_F(ClusterTest, TrainWritesTheRunFolder) {
