@@ -133,6 +133,8 @@ void LocalCluster::set_max_restarts(int n, std::function<void(const std::string&
 
 bool LocalCluster::restart(Child& c, const std::string& why) {
   if (c.argv.empty() || restarts_ >= max_restarts_ || g_interrupted) return false;
+  for (const Child& other : children_)  // the PS has finished the job: nothing to rejoin
+    if (other.argv.empty() && other.name == "the PS" && other.done) return false;
   ++restarts_;
   c.pid = spawn(c.argv, c.log, c.netns, /*append=*/true);
   c.done = false;

@@ -101,10 +101,10 @@ struct PsServer::Impl {
   std::set<int> told;             // the ranks that have heard it
   std::int64_t newest = 0;        // the highest iteration any pull request or push named
   net::UpdateReport last_update;  // every push ack carries it (the aggregation)
-  std::map<int, std::int64_t> joined_at;
-  std::set<int> dropped_before_init;
-  std::set<int> ever_joined;  // ranks dropped before the store existed  // rank -> the iteration it
-                              // joined the running job at
+  std::map<int, std::int64_t> joined_at;  // rank -> the iteration it joined the running job at
+  std::set<int> dropped_before_init;      // ranks dropped before the store existed
+  std::set<int> ever_joined;
+  std::map<std::string, std::string> left_behind;  // a dropped peer -> why, until it hears it
 
   bool traced(std::int64_t iteration) const {
     return iteration >= trace_from && iteration < trace_from + trace_count;
@@ -303,6 +303,9 @@ void PsServer::Impl::drop_rank(int rank, const std::string& why) {
   const std::optional<std::string> peer = members->peer_of(rank);
   if (!peer) return;
   members->drop(rank);
+  left_behind[*peer] = "rank " + std::to_string(rank) + " left the job at iteration " +
+                       std::to_string(newest) + ": " + why + "; start it again to rejoin";
+  while (left_behind.size() > 64) left_behind.erase(left_behind.begin());
   pending.erase(std::remove_if(pending.begin(), pending.end(),
                                [&](const PendingPull& p) { return p.peer == *peer; }),
                 pending.end());
@@ -502,6 +505,14 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
                         std::string(reinterpret_cast<const char*>(m.payload),
                                     std::min<std::size_t>(m.header.payload_bytes, 2000)),
                     h.sender);
+  // A worker left behind (its link was down past the peer timeout) hears why, once, so it
+  // can start again and rejoin instead of waiting out its own timeout.
+  if (auto gone = left_behind.find(peer);
+      gone != left_behind.end() && h.type != net::MessageType::kError) {
+    send_error(peer, gone->second);
+    left_behind.erase(gone);
+    return;
+  }
   if (!members->is(h.sender, peer))
     return log_drop(std::string("dropped ") + net::to_string(h.type) +
                     " from a peer that has not joined as rank " + std::to_string(h.sender));

@@ -843,7 +843,12 @@ TEST(PsCluster, ASilentWorkerLeavesTheJobWhichGoesOnAndItRejoins) {
   EXPECT_EQ(welcome.header.flags, net::kFlagJobRunning);
   EXPECT_EQ(welcome.header.iteration, 2);
   EXPECT_TRUE(logged("rank 1 joined the running job at iteration 2"));
-  // Its old connection is not rank 1 any more: what it sends is dropped.
+  // Its old connection is not rank 1 any more: it hears why once (to start again), and
+  // nothing it sends is applied.
+  hostile::push(*c[1], 1, 2, 0, 3, 100.0f);
+  EXPECT_NE(hostile::answer(*c[1]).find("rank 1 left the job at iteration 2: nothing heard from it "
+                                        "for 1000 ms; start it again to rejoin"),
+            std::string::npos);
   hostile::push(*c[1], 1, 2, 0, 3, 100.0f);
   EXPECT_THROW(c[1]->receive(300ms, "nothing"), Timeout);
   // Iteration 2 waits for the rejoined rank 1 again.
