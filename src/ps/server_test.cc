@@ -139,6 +139,13 @@ std::vector<std::unique_ptr<net::Connection>> joined(const PsServer& ps, int wor
   return c;
 }
 
+// Rank 0's initial parameters, as a worker sends them after its welcome.
+void send_init(net::Connection& c) {
+  std::vector<float> all;
+  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
+  c.send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+}
+
 std::vector<float> train(int workers, int iterations, const std::vector<Segments>& plans) {
   PsServer ps(server_options(workers));
   ps.start();
@@ -204,10 +211,8 @@ TEST(PsCluster, RepliesCarryTheirWaitAndThePsTracesItsEvents) {
     c[r]->send(Header{MessageType::kHello, r, 0, 0, 0}, text.data(), text.size());
     c[r]->receive(5s, "the welcome");
   }
-  std::vector<float> all;
-  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
-  c[0]->send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
-  std::vector<float> zeros(all.size(), 0.0f);
+  send_init(*c[0]);
+  std::vector<float> zeros(11, 0.0f);  // every unit: 3 + 1 + 5 + 2 floats
   auto push = [&](int r, std::int64_t it, std::uint64_t compute_us = 0,
                   std::uint64_t predicted_us = 0) {
     Header h{MessageType::kPush, r, it, 0, 3};
@@ -675,9 +680,7 @@ TEST(PsCluster, RefusesStalePullsAndNonFiniteGradientsAndGoesOn) {
   ps.start();
   net::Connection c(ps.endpoint(), limits(1));
   ASSERT_EQ(hello(c, "fake", 1, 0), "welcomed");
-  std::vector<float> all;
-  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
-  c.send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+  send_init(c);
   hostile::push(c, 0, 0, 0, 3, 1.0f);  // every unit at version 1
   EXPECT_EQ(hostile::answer(c), "a push-ack");
   const std::string said = "the PS at " + ps.endpoint() + " said: ";
@@ -805,9 +808,7 @@ TEST(PsCluster, ASilentWorkerLeavesTheJobWhichGoesOnAndItRejoins) {
   PsServer ps(o);
   ps.start();
   auto c = joined(ps, 2);
-  std::vector<float> all;
-  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
-  c[0]->send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+  send_init(*c[0]);
   auto pull = [](net::Connection& w, int rank, std::int64_t it) {
     w.send(Header{MessageType::kPullRequest, rank, it, 0, 3}, nullptr, 0);
   };
@@ -875,9 +876,7 @@ TEST(PsCluster, ARankJoiningAgainReplacesItsOldConnection) {
   PsServer ps(o);
   ps.start();
   auto c = joined(ps, 2);
-  std::vector<float> all;
-  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
-  c[0]->send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+  send_init(*c[0]);
   hostile::push(*c[1], 1, 0, 0, 1, 5.0f);  // half of its iteration 0, then it is killed
   EXPECT_EQ(hostile::answer(*c[1]), "a push-ack");
   net::Connection back(ps.endpoint(), limits(2));
@@ -935,9 +934,7 @@ TEST(PsCluster, CurveAdmitsOnlyListedKeysEachAsItsRank) {
   // Rank 1's key speaking as rank 0: dropped, and nothing it sends is applied.
   net::Connection w1(ps.endpoint(), limits(2), &c1);
   ASSERT_EQ(hello(w1, "fake", 2, 1), "welcomed");
-  std::vector<float> all;
-  for (auto& u : initial()) all.insert(all.end(), u.begin(), u.end());
-  w0.send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
+  send_init(w0);
   hostile::push(w1, 0, 0, 0, 3, 100.0f);  // as rank 0
   EXPECT_TRUE(logged("dropped a push claiming rank 0 from a worker admitted as rank 1"));
   hostile::push(w0, 0, 0, 0, 3, 1.0f);
