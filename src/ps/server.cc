@@ -522,6 +522,11 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
       case net::MessageType::kInit: {
         if (h.sender != 0) return send_error(peer, "init: only rank 0 sends initial parameters");
         if (store) return send_error(peer, "init: the parameters are already initialised");
+        // The whole model in one message (the wire checked the payload against first..last).
+        if (first != 0 || last + 1 != static_cast<int>(limits.unit_bytes.size()))
+          return send_error(peer, "init: units " + std::to_string(first) + ".." +
+                                      std::to_string(last) + ", not the whole model (0.." +
+                                      std::to_string(limits.unit_bytes.size() - 1) + ")");
         const auto* values = reinterpret_cast<const float*>(m.payload);
         std::vector<std::vector<float>> units;
         for (auto b : limits.unit_bytes) {

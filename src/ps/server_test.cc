@@ -963,5 +963,23 @@ TEST(PsCluster, ANonLoopbackAddressNeedsKeysOrInsecure) {
   EXPECT_NO_THROW(o.validate());
 }
 
+// Found by fuzz_ps_session (fuzz/corpus/ps_session/partial-init): an init of part of the
+// model was read as the whole of it, past the message's end. Now it is refused.
+TEST(PsCluster, RefusesAnInitOfPartOfTheModel) {
+  PsServer ps(server_options(1));
+  ps.start();
+  net::Connection c(ps.endpoint(), limits(1));
+  ASSERT_EQ(hello(c, "fake", 1, 0), "welcomed");
+  const std::vector<float> unit0(3, 1.0f);
+  c.send(Header{MessageType::kInit, 0, 0, 0, 0}, unit0.data(), unit0.size() * 4);
+  EXPECT_EQ(hostile::answer(c),
+            "the PS at " + ps.endpoint() + " said: init: units 0..0, not the whole model (0..3)");
+  send_init(c);
+  hostile::push(c, 0, 0, 0, 3, 1.0f);
+  EXPECT_EQ(hostile::answer(c), "a push-ack") << "the whole model's init was taken";
+  c.send(Header{MessageType::kShutdown, 0, 0, 0, 0}, nullptr, 0);
+  EXPECT_EQ(ps_error(ps), "");
+}
+
 }  // namespace
 }  // namespace dynacomm::ps
