@@ -728,14 +728,15 @@ std::vector<PsEvent> PsServer::trace_events() const {
   return impl_->events;
 }
 
-PsHarness::PsHarness(const ServerOptions& options) : server_(options, /*socket=*/false) {}
+PsHarness::PsHarness(const ServerOptions& options) : server_(options, /*socket=*/false) {
+  if (options.curve) throw InvalidInput("ps: a PsHarness has no sockets, so no CURVE");
+}
 PsHarness::~PsHarness() = default;
 
 bool PsHarness::feed(const std::string& peer, const void* data, std::size_t size) {
   PsServer::Impl& impl = *server_.impl_;
   if (!impl.failure.empty()) return false;
-  impl.on_frame(peer, impl.options.curve ? "rank 0" : "", static_cast<const std::uint8_t*>(data),
-                size, Clock::now());
+  impl.on_frame(peer, "", static_cast<const std::uint8_t*>(data), size, Clock::now());
   if (impl.store && impl.members->finished()) return false;
   return impl.failure.empty();
 }

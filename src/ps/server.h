@@ -131,7 +131,8 @@ class PsServer {
 };
 
 // For fuzzing (fuzz/) and tests: a PS without a socket, fed frames straight into its
-// handling as if from peers (their routing ids); what it would send them is dropped.
+// handling as if from peers (their routing ids); what it would send them is dropped. No
+// CURVE (its options must have none): there is no handshake to admit a key.
 class PsHarness {
  public:
   explicit PsHarness(const ServerOptions& options);
