@@ -76,7 +76,12 @@ def main():
         "offer": bytes([3]) + offer(0),
         "replan": bytes([5]) + json.dumps({"current_ms": 5.0}).encode(),
     }
-    for target, files in (("ps_session", sessions), ("wire_decode", wire)):
+    # codecs: method (fuzz/codecs.cc's list), 16 values, a payload of that method's size.
+    n = 16
+    sizes = [4 * n, 2 * n, 4 + n, 4 + (3 * n + 7) // 8, 4 + (2 * n + 7) // 8,
+             4 + (n + 7) // 8, 4 + (n + 7) // 8, 8 + (n + 7) // 8, 8 * 4, 8 * 16, 4 * 4, 4]
+    codecs = {"method-%d" % i: bytes([i, n, 0]) + b"\0" * size for i, size in enumerate(sizes)}
+    for target, files in (("ps_session", sessions), ("wire_decode", wire), ("codecs", codecs)):
         d = os.path.join(HERE, "corpus", target)
         os.makedirs(d, exist_ok=True)
         for name, data in files.items():

@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 CXX=clang++ cmake -S "$root/fuzz" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
-for target in wire_decode ps_session; do
+for target in wire_decode ps_session codecs; do
   found=$(mktemp -d)
   echo "fuzz: $target for ${secs} s" >&2
   status=0

@@ -16,6 +16,7 @@
 #include "cluster/local_cluster.h"
 #include "cluster/status.h"
 #include "plan/replan/trace_file.h"
+#include "ps/checkpoint.h"
 #include "report/run_folder.h"
 #include "report/trace_merge.h"
 
@@ -186,6 +187,12 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
     drawn = 0;
     std::fprintf(stderr, "dynacomm: %s\n", what.c_str());
   });
+  if (!control.checkpoint_dir.empty())
+    c.set_ps_restart([dir = control.checkpoint_dir]() -> std::optional<std::string> {
+      const std::vector<std::string> files = ps::checkpoint_files(dir);
+      if (files.empty()) return std::nullopt;
+      return "from its newest checkpoint (" + files.front().substr(dir.size() + 1) + ")";
+    });
   c.set_graceful_interrupt(control.graceful_interrupt);
   try {
     c.wait([&] {

@@ -30,6 +30,9 @@ struct JobControl {
   int max_restarts = 0;  // a failed worker is started again up to this many times in all,
                          // and rejoins the job (said on the progress display)
   std::vector<std::string> ps_args;
+  // The PS's checkpoints: a PS that fails with one there (and restarts left) is started
+  // again from it, with every worker ("": a failed PS stops the job).
+  std::string checkpoint_dir;
   std::vector<std::vector<std::string>> worker_args;  // by rank (CURVE keys)
   // Ctrl-C stops the workers at their next iteration, and they save (train); 0: at once.
   std::chrono::milliseconds graceful_interrupt{0};

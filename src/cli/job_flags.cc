@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "cli/flag_checks.h"
+#include "compress/compressor.h"
 #include "model/model_names.h"
 #include "plan/model/quantity.h"
 #include "plan/planners/planner.h"
@@ -18,6 +19,15 @@ std::string num(double x) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", x);
   return buf;
+}
+}  // namespace
+
+namespace {
+std::string compression_methods() {
+  std::string out;
+  for (const compress::MethodInfo& m : compress::methods())
+    out += (out.empty() ? "" : ", ") + m.name + (m.parameter.empty() ? "" : ":" + m.parameter);
+  return out;
 }
 }  // namespace
 
@@ -69,6 +79,19 @@ void JobFlags::add_job_flags(CLI::App* cmd) {
                   "measurements; the job runs the one predicted fastest\n" +
                       plan::planner_help())
       ->check(CLI::IsMember(schedulers))
+      ->capture_default_str();
+  cmd->add_option("--compress", compress,
+                  "Compression of the pushes: METHOD[:PARAMETER][,ef|,noef], one of " +
+                      compression_methods() +
+                      " (docs/compression.md); ,ef adds error feedback, ,noef drops it")
+      ->check([](const std::string& spec) {
+        try {
+          compress::make_compressor(spec);
+        } catch (const InvalidInput& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      })
       ->capture_default_str();
   cmd->add_option("--warmup", warmup,
                   "Warm-up iterations (sequential and layerwise plans in turn) measuring compute "
@@ -160,6 +183,7 @@ std::vector<std::pair<std::string, std::string>> JobFlags::job_settings() const 
           {"--train-samples", std::to_string(train_samples)},
           {"--test-samples", std::to_string(test_samples)},
           {"--scheduler", scheduler},
+          {"--compress", compress},
           {"--warmup", std::to_string(warmup)},
           {"--replan", replan},
           {"--replan-threshold", num(replan_threshold)},
@@ -235,6 +259,8 @@ ps::ServerOptions JobFlags::server_options() const {
   o.model = model;
   o.job.settings = job_settings();
   o.sgd = sgd();
+  o.compression = compress;
+  o.seed = seed;
   o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(timeout_ms())));
   return o;
 }
@@ -254,6 +280,7 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.train_samples = train_samples;
   o.test_samples = test_samples;
   o.scheduler = scheduler;
+  o.compression = compress;
   o.link.down_bps = plan::parse_bandwidth_bps(down);
   o.link.up_bps = up.empty() ? o.link.down_bps : plan::parse_bandwidth_bps(up);
   o.link.latency_ms = plan::parse_duration_ms(latency);

@@ -29,7 +29,9 @@ struct JobFlags {
   std::string partition = "iid";
   int shards = 2;
   std::int64_t train_samples = 0, test_samples = 0;
-  std::string scheduler = "auto";  // or a planner (worker/worker.h)
+  std::string scheduler = "auto";
+  std::string compress =
+      "none";  // the pushes' codec (compress/compressor.h)  // or a planner (worker/worker.h)
   std::string down = "500mbit", up, latency = "10ms", extra_overhead = "0ms";
   int warmup = 3;
   std::string net = "user";

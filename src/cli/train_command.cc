@@ -20,6 +20,7 @@
 #include "cli/job_flags.h"
 #include "cluster/local_cluster.h"
 #include "net/curve.h"
+#include "ps/checkpoint.h"
 #include "report/run_folder.h"
 #include "train/local_training.h"
 
@@ -99,8 +100,17 @@ void run_cluster(const TrainFlags& f) {
     checkpoints.dir = run_dir + "/checkpoints";
     ::mkdir(run_dir.c_str(), 0755);
     ::mkdir(checkpoints.dir.c_str(), 0755);
+    // A new job in a run folder used before: its metrics and weights replace the earlier
+    // run's, and so do its checkpoints (kept by iteration, an old one would outrank them
+    // and be what a failed PS resumes from).
+    const std::vector<std::string> old = ps::checkpoint_files(checkpoints.dir);
+    for (const std::string& file : old) std::remove(file.c_str());
+    if (!old.empty())
+      std::fprintf(stderr, "dynacomm: removed %zu checkpoints of an earlier run from %s\n",
+                   old.size(), checkpoints.dir.c_str());
   }
   control.ps_args = checkpoints.ps_args();
+  control.checkpoint_dir = checkpoints.dir;
   if (f.curve) {  // keys for this job: the PS's, one per worker, and the allow-list
     const std::string keys = run_dir + "/keys";
     ::mkdir(run_dir.c_str(), 0755);
@@ -179,10 +189,13 @@ void add_train_command(CLI::App& app) {
                 "job in the run folder's keys/)");
   cmd->add_option("--max-restarts", f->max_restarts,
                   "Start a worker that fails again, up to this many times in all; it rejoins the "
-                  "running job (like torchrun's --max-restarts)")
+                  "running job (like torchrun's --max-restarts). A PS that fails is started "
+                  "again from its newest checkpoint, with every worker")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   f->checkpoints.add_flags(cmd, /*dir_flag=*/false);
+  // A job under `train` keeps what it learned: checkpoints every 5 min unless told.
+  cmd->get_option("--checkpoint-every")->default_str("5min");
   f->job.add_job_flags(cmd);
   f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
@@ -190,6 +203,7 @@ void add_train_command(CLI::App& app) {
     if (f->local && (f->checkpoints.resume || !f->checkpoints.every.empty()))
       throw InvalidInput(
           "train: --resume and --checkpoint-every are for a job with a PS, not --local");
+    if (f->checkpoints.every.empty()) f->checkpoints.every = "5min";
     if (f->local)
       run_local(*f);
     else

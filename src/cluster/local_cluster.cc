@@ -91,26 +91,35 @@ pid_t LocalCluster::spawn(const std::vector<std::string>& argv, const std::strin
 
 std::string LocalCluster::start_ps(std::vector<std::string> args, const std::string& netns,
                                    const std::string& listen) {
-  const std::string endpoint_file = run_dir_ + "/ps.endpoint";
-  ::unlink(endpoint_file.c_str());
-  std::vector<std::string> argv{exe_, "ps", "--listen", listen, "--endpoint-file", endpoint_file};
+  std::vector<std::string> argv{
+      exe_, "ps", "--listen", listen, "--endpoint-file", run_dir_ + "/ps.endpoint"};
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string log = run_dir_ + "/ps.log";
-  children_.push_back({"the PS", log, spawn(argv, log, netns), false, {}, {}});
+  ::unlink(argv[5].c_str());
+  children_.push_back({"the PS", log, spawn(argv, log, netns), false, argv, netns, Role::kPs});
+  const std::string endpoint = wait_for_endpoint(children_.size() - 1);
+  children_.back().argv[3] = endpoint;  // started again: at the same address
+  return endpoint;
+}
+
+std::string LocalCluster::wait_for_endpoint(std::size_t index) {
+  Child& ps = children_[index];
+  const std::string endpoint_file = ps.argv[5];
   const auto deadline = std::chrono::steady_clock::now() + start_timeout_;
   while (std::chrono::steady_clock::now() < deadline) {
     std::ifstream in(endpoint_file);
     std::string endpoint;
     if (in >> endpoint && endpoint.rfind("tcp://", 0) == 0) return endpoint;
     int status;
-    if (::waitpid(children_.back().pid, &status, WNOHANG) == children_.back().pid) {
-      children_.back().done = true;
-      throw Error("the PS exited before it was ready; its log (" + log + "):" + tail_of(log, 5));
+    if (::waitpid(ps.pid, &status, WNOHANG) == ps.pid) {
+      ps.done = true;
+      throw Error("the PS exited before it was ready; its log (" + ps.log +
+                  "):" + tail_of(ps.log, 5));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   throw Timeout("the PS did not report its endpoint within " +
-                std::to_string(start_timeout_.count()) + " ms; see " + log);
+                std::to_string(start_timeout_.count()) + " ms; see " + ps.log);
 }
 
 void LocalCluster::start_worker(int rank, std::vector<std::string> args, bool show_output,
@@ -119,7 +128,8 @@ void LocalCluster::start_worker(int rank, std::vector<std::string> args, bool sh
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string log = run_dir_ + "/worker-" + std::to_string(rank) + ".log";
   children_.push_back({"worker " + std::to_string(rank), show_output ? "" : log,
-                       spawn(argv, show_output ? "" : log, netns), false, argv, netns});
+                       spawn(argv, show_output ? "" : log, netns), false, argv, netns,
+                       Role::kWorker});
 }
 
 void LocalCluster::set_graceful_interrupt(std::chrono::milliseconds grace) { graceful_ = grace; }
@@ -131,10 +141,45 @@ void LocalCluster::set_max_restarts(int n, std::function<void(const std::string&
   on_restart_ = std::move(on_restart);
 }
 
+void LocalCluster::set_ps_restart(std::function<std::optional<std::string>()> resume_from) {
+  ps_resume_from_ = std::move(resume_from);
+}
+
+bool LocalCluster::restart_ps(Child& ps, const std::string& why) {
+  if (restarts_ >= max_restarts_ || g_interrupted || !ps_resume_from_) return false;
+  const std::optional<std::string> from = ps_resume_from_();
+  if (!from) return false;
+  ++restarts_;
+  // The workers wait on a PS that has gone, with state it no longer has: they go too.
+  for (Child& c : children_)
+    if (c.role == Role::kWorker && !c.done) {
+      ::kill(c.pid, SIGKILL);
+      ::waitpid(c.pid, nullptr, 0);
+      c.done = true;
+    }
+  if (std::find(ps.argv.begin(), ps.argv.end(), "--resume") == ps.argv.end())
+    ps.argv.push_back("--resume");
+  ::unlink(ps.argv[5].c_str());
+  ps.pid = spawn(ps.argv, ps.log, ps.netns, /*append=*/true);
+  ps.done = false;
+  wait_for_endpoint(static_cast<std::size_t>(&ps - children_.data()));
+  for (Child& c : children_)
+    if (c.role == Role::kWorker) {
+      c.pid = spawn(c.argv, c.log, c.netns, /*append=*/true);
+      c.done = false;
+    }
+  if (on_restart_)
+    on_restart_(why + "; started it again " + *from + ", and every worker with it (restart " +
+                std::to_string(restarts_) + " of " + std::to_string(max_restarts_) +
+                "); they rejoin there");
+  return true;
+}
+
 bool LocalCluster::restart(Child& c, const std::string& why) {
-  if (c.argv.empty() || restarts_ >= max_restarts_ || g_interrupted) return false;
+  if (c.role == Role::kPs) return restart_ps(c, why);
+  if (c.role != Role::kWorker || restarts_ >= max_restarts_ || g_interrupted) return false;
   for (const Child& other : children_)  // the PS has finished the job: nothing to rejoin
-    if (other.argv.empty() && other.name == "the PS" && other.done) return false;
+    if (other.role == Role::kPs && other.done) return false;
   ++restarts_;
   c.pid = spawn(c.argv, c.log, c.netns, /*append=*/true);
   c.done = false;
@@ -147,7 +192,7 @@ bool LocalCluster::restart(Child& c, const std::string& why) {
 void LocalCluster::start_process(const std::string& name, std::vector<std::string> argv,
                                  const std::string& log_name, const std::string& netns) {
   const std::string log = run_dir_ + "/" + log_name;
-  children_.push_back({name, log, spawn(argv, log, netns), false, {}, {}});
+  children_.push_back({name, log, spawn(argv, log, netns), false, argv, netns, Role::kOther});
 }
 
 void LocalCluster::stop_all(int signal) {
@@ -174,7 +219,7 @@ void LocalCluster::wait(const std::function<void()>& tick, std::chrono::millisec
       stopping_ = true;
       stop_by_ = std::chrono::steady_clock::now() + graceful_;
       for (auto& c : children_)
-        if (!c.done && !c.argv.empty()) ::kill(c.pid, SIGTERM);  // the workers: they save
+        if (!c.done && c.role == Role::kWorker) ::kill(c.pid, SIGTERM);  // they save
       if (on_restart_)
         on_restart_(
             "interrupted: the workers stop at their next iteration and save what they "
@@ -203,8 +248,9 @@ void LocalCluster::wait(const std::function<void()>& tick, std::chrono::millisec
                                 : "killed by signal " + std::to_string(WTERMSIG(status)))
           << ")";
       if (restart(c, why.str())) {
-        ++running;
-        continue;
+        running = 0;  // a restart of the PS starts the workers again too
+        for (const auto& other : children_) running += other.done ? 0 : 1;
+        break;
       }
       if (!c.log.empty()) why << "; last lines of " << c.log << ":" << tail_of(c.log, 5);
       stop_all(SIGTERM);

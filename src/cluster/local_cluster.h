@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,12 @@ class LocalCluster {
   // all (torchrun's --max-restarts); it rejoins the running job (ps/server.h). Each restart
   // is said through `on_restart`. Past n, a failure stops the job as before.
   void set_max_restarts(int n, std::function<void(const std::string&)> on_restart);
+  // A PS that fails is started again too (one restart of the n), at the endpoint it had,
+  // with `--resume` appended, when `resume_from()` says how ("from its checkpoint of
+  // iteration 40"; nullopt: it has no checkpoint, and its failure stops the job). Every
+  // worker is started again with it (their PS's state after the checkpoint is gone) and
+  // joins the resumed job at the checkpoint's iteration.
+  void set_ps_restart(std::function<std::optional<std::string>()> resume_from);
   int restarts() const { return restarts_; }
   // On Ctrl-C (SIGINT/SIGTERM to the launcher): the workers are sent SIGTERM, stop at their
   // next iteration and save (worker/worker.h), and wait() returns once all have exited,
@@ -51,17 +58,24 @@ class LocalCluster {
   bool interrupted() const;
 
  private:
+  enum class Role { kPs, kWorker, kOther };
   struct Child {
     std::string name, log;
     pid_t pid;
     bool done = false;
-    std::vector<std::string> argv;  // a worker's, to start it again
+    std::vector<std::string> argv;  // to start it again
     std::string netns;
+    Role role = Role::kOther;
   };
   pid_t spawn(const std::vector<std::string>& argv, const std::string& log,
               const std::string& netns, bool append = false);
   // After child c failed with `why`: started again (true), or no restarts are left.
   bool restart(Child& c, const std::string& why);
+  // The same for the PS: it and every worker started again (true), or not.
+  bool restart_ps(Child& ps, const std::string& why);
+  // The endpoint the PS (just started as children_[index]) wrote; Error if it exits first.
+  std::string wait_for_endpoint(std::size_t index);
+  std::function<std::optional<std::string>()> ps_resume_from_;
   std::string exe_, run_dir_;
   std::chrono::milliseconds start_timeout_;
   std::vector<Child> children_;

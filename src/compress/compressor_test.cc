@@ -14,17 +14,17 @@ TEST(NoCompression, RoundTripsBitForBitWithoutCopying) {
   EXPECT_EQ(c->name(), "none");
   EXPECT_TRUE(c->linear());
   const std::vector<float> v{1.5f, -0.0f, 3e-38f, 7.25f};
-  EXPECT_EQ(c->encoded_bytes(4), 16u);
+  EXPECT_EQ(c->encoded_bytes(4, 0), 16u);
   std::vector<std::uint8_t> bytes(16);
-  c->encode(0, v.data(), 4, bytes.data());
+  c->encode({}, v.data(), 4, bytes.data());
   std::vector<float> scratch;
-  const float* out = c->decode(bytes.data(), bytes.size(), 4, scratch);
+  const float* out = c->decode({}, bytes.data(), bytes.size(), 4, scratch);
   EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(out), bytes.data()) << "copied";
   EXPECT_EQ(std::memcmp(out, v.data(), 16), 0);
   // Unaligned input is copied, not read misaligned.
   std::vector<std::uint8_t> shifted(17);
   std::memcpy(shifted.data() + 1, bytes.data(), 16);
-  out = c->decode(shifted.data() + 1, 16, 4, scratch);
+  out = c->decode({}, shifted.data() + 1, 16, 4, scratch);
   EXPECT_EQ(std::memcmp(out, v.data(), 16), 0);
 }
 
@@ -32,9 +32,41 @@ TEST(NoCompression, RefusesAPayloadOfTheWrongSize) {
   auto c = make_compressor("none");
   std::vector<float> scratch;
   std::uint8_t bytes[12] = {};
-  EXPECT_THROW(c->decode(bytes, 12, 4, scratch), InvalidInput);
-  EXPECT_THROW(c->decode(bytes, 12, -3, scratch), InvalidInput);
-  EXPECT_THROW(make_compressor("zip"), InvalidInput);
+  EXPECT_THROW(c->decode({}, bytes, 12, 4, scratch), InvalidInput);
+  EXPECT_THROW(c->decode({}, bytes, 12, -3, scratch), InvalidInput);
+}
+
+TEST(MakeCompressor, ParsesSpecsAndNamesWhatIsWrong) {
+  EXPECT_EQ(make_compressor("topk")->name(), "topk:0.01,ef");
+  EXPECT_EQ(make_compressor("topk:0.1,noef")->name(), "topk:0.1");
+  EXPECT_EQ(make_compressor("qsgd")->name(), "qsgd:64");
+  EXPECT_EQ(make_compressor("qsgd:4,ef")->name(), "qsgd:4,ef");
+  EXPECT_EQ(make_compressor("onebit")->name(), "onebit,ef");
+  EXPECT_EQ(make_compressor("efsignsgd")->name(), "efsignsgd,ef");
+  EXPECT_EQ(make_compressor("signsgd")->name(), "signsgd");
+  for (const MethodInfo& m : methods()) {  // a name() makes the same method again
+    auto c = make_compressor(m.name);
+    EXPECT_EQ(make_compressor(c->name())->name(), c->name());
+  }
+  auto message = [](const std::string& spec) {
+    try {
+      make_compressor(spec);
+    } catch (const InvalidInput& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message("zip"),
+            "unknown compression 'zip' (known: none, fp16, qsgd, terngrad, signsgd, efsignsgd, "
+            "onebit, topk, randomk)");
+  EXPECT_EQ(message("topk:0"), "topk: the ratio must be in (0, 1], e.g. topk:0.01");
+  EXPECT_EQ(message("topk:2"), "topk: the ratio must be in (0, 1], e.g. topk:0.01");
+  EXPECT_EQ(message("topk:x"), "compression 'topk:x': 'x' is not a number");
+  EXPECT_EQ(message("qsgd:2.5"),
+            "qsgd: the levels must be a whole number in 1..65535, e.g. qsgd:64");
+  EXPECT_EQ(message("fp16:3"), "compression 'fp16:3': fp16 takes no parameter");
+  EXPECT_EQ(message("topk,maybe"), "compression 'topk,maybe': after the comma, ef or noef");
+  EXPECT_EQ(message("none,ef"), "compression 'none,ef': none leaves nothing out to feed back");
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 // "none": float32 values as they are, little-endian (the machines dynacomm runs on are).
 #include <cstring>
 
-#include "base/error.h"
-#include "compress/compressor.h"
+#include "compress/methods.h"
 
 namespace dynacomm::compress {
 
@@ -12,18 +11,20 @@ class NoCompression : public Compressor {
  public:
   std::string name() const override { return "none"; }
   std::uint16_t wire_codec() const override { return 0; }  // net::Codec::kFloat32
-  std::size_t encoded_bytes(std::int64_t floats) const override {
+  std::size_t encoded_bytes(std::int64_t floats, std::int64_t) const override {
     return static_cast<std::size_t>(floats) * sizeof(float);
   }
   bool linear() const override { return true; }
-  void encode(int, const float* in, std::int64_t floats, std::uint8_t* out) override {
-    std::memcpy(out, in, encoded_bytes(floats));
+  bool unbiased() const override { return true; }
+  void encode(Slot, const float* in, std::int64_t floats, std::uint8_t* out) override {
+    std::memcpy(out, in, encoded_bytes(floats, 0));
   }
-  const float* decode(const std::uint8_t* in, std::size_t size, std::int64_t floats,
+  const float* decode(Slot, const std::uint8_t* in, std::size_t size, std::int64_t floats,
                       std::vector<float>& scratch) const override {
-    if (floats < 0 || size != encoded_bytes(floats))
+    if (floats < 0 || size != static_cast<std::size_t>(floats) * sizeof(float))
       throw InvalidInput("float32 payload of " + std::to_string(size) + " bytes for " +
                          std::to_string(floats) + " values");
+    if (floats == 0) return scratch.data();  // nothing to read (in may be null)
     if (reinterpret_cast<std::uintptr_t>(in) % alignof(float) == 0)
       return reinterpret_cast<const float*>(in);
     scratch.resize(static_cast<std::size_t>(floats));
@@ -34,9 +35,6 @@ class NoCompression : public Compressor {
 
 }  // namespace
 
-std::unique_ptr<Compressor> make_compressor(const std::string& name) {
-  if (name == "none") return std::make_unique<NoCompression>();
-  throw InvalidInput("unknown compression '" + name + "' (known: none)");
-}
+std::unique_ptr<Compressor> make_none() { return std::make_unique<NoCompression>(); }
 
 }  // namespace dynacomm::compress

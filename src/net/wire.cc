@@ -132,7 +132,12 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   h.type = static_cast<MessageType>(type);
   h.sender = static_cast<std::int32_t>(get<std::uint32_t>(p + 8));
   const auto codec = get<std::uint16_t>(p + 12);
-  if (codec != 0) return fail("unknown codec " + std::to_string(codec));
+  const std::uint16_t expected_codec =
+      h.type == MessageType::kPush ? limits.push_codec : std::uint16_t{0};
+  if (codec != expected_codec)
+    return fail(std::string(to_string(h.type)) + " of codec " + std::to_string(codec) +
+                ", expected " + std::to_string(expected_codec) +
+                (h.type == MessageType::kPush ? " (the job's compression)" : ""));
   h.codec = static_cast<Codec>(codec);
   h.flags = get<std::uint16_t>(p + 14);
   if (h.flags & ~kKnownFlags) return fail("unknown flags " + std::to_string(h.flags));
@@ -160,9 +165,11 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
       return fail("unit range " + std::to_string(h.first_unit) + ".." +
                   std::to_string(h.last_unit) + " is not within the model's 0.." +
                   std::to_string(n ? n - 1 : 0));
+    const bool encoded = h.type == MessageType::kPush && !limits.push_bytes.empty();
     if (h.type == MessageType::kPullReply || h.type == MessageType::kPush)
       for (auto u = h.first_unit; u <= h.last_unit; ++u)
-        expected_payload += static_cast<std::uint64_t>(limits.unit_bytes[u]);
+        expected_payload +=
+            static_cast<std::uint64_t>(encoded ? limits.push_bytes.at(u) : limits.unit_bytes[u]);
     if (h.type == MessageType::kPushAck) expected_payload = kUpdateReportBytes;
     if (h.payload_bytes != expected_payload)
       return fail("payload of " + std::to_string(h.payload_bytes) + " bytes for units " +

@@ -78,6 +78,9 @@ constexpr std::size_t kUpdateReportBytes = 24;
 void put_update_report(char* out, const UpdateReport& r);  // kUpdateReportBytes of out
 UpdateReport get_update_report(const void* payload);       // a decoded ack's payload
 
+// A push's codec: compress/compressor.h's wire_codec of the job's method (1 fp16, 2 qsgd,
+// 3 terngrad, 4 signsgd, 5 onebit, 6 topk, 7 randomk); its parameters are the job's, which
+// every worker's hello is checked against.
 enum class Codec : std::uint16_t {
   kFloat32 = 0,  // raw little-endian float32, units back to back
 };
@@ -120,6 +123,11 @@ struct WireLimits {
   std::int32_t max_sender = 1 << 20;            // highest valid rank
   std::uint64_t max_other_payload = 64 * 1024;  // kError, kInit metadata bound
   std::uint64_t max_plans_payload = 8 << 20;    // kPlans, kReplan (a sliced plan lists every piece)
+  // Pushes: the codec the job's pushes carry (compress/compressor.h's wire_codec; every
+  // other message is float32, codec 0) and the bytes of each unit's encoding with it
+  // (empty: unit_bytes).
+  std::uint16_t push_codec = 0;
+  std::vector<std::int64_t> push_bytes{};
 };
 
 struct DecodeResult {

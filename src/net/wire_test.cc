@@ -139,7 +139,10 @@ TEST(Wire, RejectsMalformedFields) {
             std::string::npos);
   Header h{MessageType::kPush, 1, 0, 0, 0};
   h.codec = static_cast<Codec>(9);
-  EXPECT_EQ(error_of(with(h, 16)), "unknown codec 9");
+  EXPECT_EQ(error_of(with(h, 16)), "push of codec 9, expected 0 (the job's compression)");
+  h = Header{MessageType::kPullReply, -1, 0, 0, 0};
+  h.codec = static_cast<Codec>(6);
+  EXPECT_EQ(error_of(with(h, 16)), "pull-reply of codec 6, expected 0");
   h = Header{static_cast<MessageType>(99), 1, 0, 0, 0};
   EXPECT_EQ(error_of(with(h, 0)), "unknown message type 99");
   EXPECT_EQ(error_of(with(Header{MessageType::kPlans, 1, 3, 0, 0}, 70000)), "");  // JSON
@@ -205,6 +208,29 @@ TEST(Wire, FrameTypeReadsAnEncodedFramesType) {
   EXPECT_EQ(frame_type(encode(Header{MessageType::kPullRequest, 1, 2, 0, 0}, nullptr, 0)),
             MessageType::kPullRequest);
   EXPECT_EQ(frame_type(std::string(10, 'x')), MessageType::kError) << "shorter than a header";
+}
+
+// A job that compresses its pushes: each push carries the job's codec, and its payload is
+// the sum of its units' encoded sizes; pulls stay float32.
+TEST(Wire, CompressedPushesCarryTheJobsCodecAndEncodedSizes) {
+  WireLimits limits = kLimits;  // units of 16, 8 and 400 bytes
+  limits.push_codec = 6;
+  limits.push_bytes = {8, 8, 80};
+  Header h{MessageType::kPush, 1, 0, 1, 2};
+  h.codec = static_cast<Codec>(6);
+  std::string payload(88, '\0');
+  std::string m = encode(h, payload.data(), payload.size());
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error, "");
+  m = encode(h, payload.data(), 408);
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error,
+            "payload of 408 bytes for units 1..2, expected 88");
+  h.codec = Codec::kFloat32;
+  m = encode(h, payload.data(), payload.size());
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error,
+            "push of codec 0, expected 6 (the job's compression)");
+  std::string params(408, '\0');
+  m = encode(Header{MessageType::kPullReply, -1, 0, 1, 2}, params.data(), params.size());
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error, "");
 }
 
 }  // namespace

@@ -12,8 +12,10 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "net/curve.h"
 #include "net/transport.h"
@@ -72,9 +74,21 @@ class ZmqRouter {
   // Hands a frame to the peer; ZeroMQ takes it over without copying. False when the peer
   // has disconnected (a worker that finished or died): nothing was sent.
   bool send(const std::string& peer, std::string&& frame);
+  // The peers whose TCP connection has closed since the last call (a worker that exited or
+  // was killed: its kernel closed the socket), each once. A peer that never sent a
+  // message is not named. Not for inproc://, whose peers never disconnect.
+  std::vector<std::string> take_disconnected();
+  // No more refusals or disconnections are watched for (the job is over). The watch must
+  // be read while it is on: a router whose owner stops polling stops it first.
+  void stop_monitor();
 
  private:
-  void read_monitor();
+  bool read_monitor();  // one event; false when none was waiting
+  // The connection (its socket descriptor) each peer's last message came over, so that a
+  // disconnection, which the monitor reports by descriptor, names the peer.
+  std::map<int, std::string> peer_of_fd_;
+  std::vector<std::string> closing_;       // closed, maybe with messages still to read
+  std::vector<std::string> disconnected_;  // closed, all read
   RouterOptions options_;
   std::unique_ptr<ZapHandler> zap_;
   std::unique_ptr<zmq::socket_t> socket_, monitor_;

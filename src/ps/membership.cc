@@ -54,15 +54,18 @@ void Membership::leave(int rank) {
   if (peers_.count(rank)) left_.insert(rank);
 }
 
-void Membership::drop(int rank) {
-  if (peers_.erase(rank)) dropped_.insert(rank);
+void Membership::drop(int rank, Clock::time_point now) {
+  if (peers_.erase(rank)) dropped_[rank] = now;
   seen_.erase(rank);
 }
 
-bool Membership::finished() const {
+bool Membership::finished(Clock::time_point now, std::chrono::milliseconds grace) const {
   if (left_.empty()) return false;
-  for (int r = 0; r < workers_; ++r)
-    if (!left_.count(r) && !dropped_.count(r)) return false;
+  for (int r = 0; r < workers_; ++r) {
+    if (left_.count(r)) continue;
+    auto it = dropped_.find(r);
+    if (it == dropped_.end() || now - it->second < grace) return false;
+  }
   return true;
 }
 

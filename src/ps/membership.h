@@ -47,12 +47,14 @@ class Membership {
   // A joined rank's goodbye (again: no effect).
   void leave(int rank);
   // Rank `rank` is no longer held by its peer (it may join again).
-  void drop(int rank);
+  void drop(int rank, Clock::time_point now = Clock::now());
 
   int workers() const { return workers_; }
-  // Some rank said goodbye, and every other rank did too or was dropped (one that never
-  // joined keeps the job open).
-  bool finished() const;
+  // Some rank said goodbye, and every other rank did too or was dropped at least `grace`
+  // before `now` (one that never joined, or was dropped since, keeps the job open: a
+  // worker started again near the job's end can still rejoin it and finish).
+  bool finished(Clock::time_point now, std::chrono::milliseconds grace) const;
+  bool finished() const { return finished(Clock::time_point::max(), {}); }
   bool has_left(int rank) const { return left_.count(rank) > 0; }
   // The ranks not held now, "0, 2" (empty: none).
   std::string missing() const;
@@ -63,7 +65,7 @@ class Membership {
   std::map<int, std::string> peers_;
   std::map<int, Clock::time_point> seen_;
   std::set<int> left_;
-  std::set<int> dropped_;  // dropped, not held since
+  std::map<int, Clock::time_point> dropped_;  // dropped, not held since: when
 };
 
 }  // namespace dynacomm::ps

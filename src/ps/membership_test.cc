@@ -54,7 +54,10 @@ TEST(Membership, ASilentRankIsNamedAndMayJoinAgainOnceDropped) {
   m.leave(2);
   EXPECT_FALSE(m.finished()) << "rank 1 has not finished";
   EXPECT_EQ(m.silent(t0 + 100s, 10s), std::vector<int>{1}) << "finished ranks are not silent";
-  m.drop(1);  // it never comes back: those that finished end the job
+  m.drop(1, t0 + 101s);  // it never comes back: those that finished end the job, once it
+                         // has had the grace to come back
+  EXPECT_FALSE(m.finished(t0 + 110s, 30s));
+  EXPECT_TRUE(m.finished(t0 + 131s, 30s));
   EXPECT_TRUE(m.finished());
 }
 

@@ -81,9 +81,22 @@ struct PsServer::Impl {
   net::WireLimits limits;
   std::optional<net::Hello> job;        // the first hello: what the job runs
   std::unique_ptr<Membership> members;  // who is in the job
-  // Pushes decoded with it (the wire's codec field; only float32 so far, net/wire.h).
-  std::unique_ptr<compress::Compressor> codec = compress::make_compressor("none");
-  std::vector<float> scratch;  // what the codec decodes into when it must copy
+  // Pushes decoded with it, atom by atom (the job's --compress; the wire checks each push's
+  // codec field and size against it).
+  std::unique_ptr<compress::Compressor> codec;
+  std::vector<float> scratch, atom_scratch;  // what the codec decodes into when it must copy
+  // The wire's limits for the job's units (atoms), their pushes encoded with `codec`.
+  void set_limits(const std::vector<std::int64_t>& unit_bytes) {
+    limits.unit_bytes = unit_bytes;
+    limits.max_sender = options.workers - 1;
+    limits.push_codec = codec->wire_codec();
+    limits.push_bytes.clear();
+    if (codec->name() != "none")
+      for (std::int64_t b : unit_bytes)
+        limits.push_bytes.push_back(static_cast<std::int64_t>(codec->encoded_bytes(b / 4, 0)));
+  }
+  // A push's gradients of units first..last, decoded (InvalidInput naming rank and unit).
+  const float* decode_push(const net::DecodeResult& m);
   std::unique_ptr<ParameterStore> store;
   std::deque<PendingPull> pending;
   std::int64_t trace_from = 0, trace_count = 0;
@@ -185,7 +198,12 @@ struct PsServer::Impl {
   void handle(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
   void on_hello(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
   void answer_pulls();
-  void run();
+  void finish() {  // every worker has finished or gone: the final checkpoint and weights
+    maybe_checkpoint(/*final=*/true);
+    done.set_value(store->snapshot());
+  }
+  void run();    // the I/O thread: serve(), then the router is left unwatched
+  void serve();  // until the job ends (the result or the failure in `done`)
   // One frame from `peer` (admitted under CURVE as `user_id`), decoded and handled; true
   // when it came from one of the job's workers (it holds off the PS's timeout).
   bool on_frame(const std::string& peer, const std::string& user_id, const std::uint8_t* data,
@@ -267,8 +285,7 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
     job = hello;
     trace_from = hello.trace_from;
     trace_count = std::min<std::int64_t>(hello.trace_count, 1000);
-    limits.unit_bytes = hello.unit_bytes;
-    limits.max_sender = options.workers - 1;
+    set_limits(hello.unit_bytes);
   }
   // The same rank from a new connection: its process started again (the old one is gone,
   // or will be told it was replaced).
@@ -323,6 +340,33 @@ void PsServer::Impl::drop_rank(int rank, const std::string& why) {
   if (c.plans) to_every_worker(net::MessageType::kPlans, newest, net::encode(*c.plans));
   if (c.change)
     to_every_worker(net::MessageType::kReplan, c.change->from_iteration, net::encode(*c.change));
+}
+
+const float* PsServer::Impl::decode_push(const net::DecodeResult& m) {
+  const net::Header& h = m.header;
+  const int first = static_cast<int>(h.first_unit), last = static_cast<int>(h.last_unit);
+  std::int64_t floats = 0;
+  for (int u = first; u <= last; ++u) floats += store->unit_floats(u);
+  if (limits.push_bytes.empty())  // float32: the payload as it is
+    return codec->decode({first, h.iteration}, m.payload, h.payload_bytes, floats, scratch);
+  scratch.resize(static_cast<std::size_t>(floats));
+  const std::uint8_t* at = m.payload;
+  float* out = scratch.data();
+  for (int u = first; u <= last; ++u) {
+    const std::int64_t n = store->unit_floats(u);
+    const auto size = static_cast<std::size_t>(limits.push_bytes[static_cast<std::size_t>(u)]);
+    try {
+      const float* v = codec->decode({u, h.iteration}, at, size, n, atom_scratch);
+      std::copy(v, v + n, out);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput("push from rank " + std::to_string(h.sender) + ", iteration " +
+                         std::to_string(h.iteration) + ", unit " + std::to_string(u) + ": " +
+                         e.what());
+    }
+    at += size;
+    out += n;
+  }
+  return scratch.data();
 }
 
 // The first of the hello's settings that differs from the job's ("" when none does).
@@ -424,8 +468,7 @@ void PsServer::Impl::resume() {
   job = c.job;
   trace_from = c.job.trace_from;
   trace_count = std::min<std::int64_t>(c.job.trace_count, 1000);
-  limits.unit_bytes = c.job.unit_bytes;
-  limits.max_sender = options.workers - 1;
+  set_limits(c.job.unit_bytes);
   std::vector<std::vector<float>> units;
   for (const auto& u : c.units) units.push_back(u.params);
   make_store(std::move(units));
@@ -498,13 +541,16 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
                 text.size());
   }
   // A worker's error: its own rank, and (a worker that refused the job before joining)
-  // a rank no other peer holds.
+  // a rank no other peer holds. Before the job runs, every worker would meet it: the job
+  // stops. Once it runs, that rank leaves and the others go on (it may start again).
   if (h.type == net::MessageType::kError && h.sender >= 0 && h.sender < options.workers &&
-      (members->is(h.sender, peer) || (!store && !members->peers().count(h.sender))))
-    return stop_job("worker " + std::to_string(h.sender) + " failed: " +
-                        std::string(reinterpret_cast<const char*>(m.payload),
-                                    std::min<std::size_t>(m.header.payload_bytes, 2000)),
-                    h.sender);
+      (members->is(h.sender, peer) || (!store && !members->peers().count(h.sender)))) {
+    const std::string why(reinterpret_cast<const char*>(m.payload),
+                          std::min<std::size_t>(m.header.payload_bytes, 2000));
+    if (!store) return stop_job("worker " + std::to_string(h.sender) + " failed: " + why, h.sender);
+    drop_rank(h.sender, "it failed: " + why);
+    return answer_pulls();
+  }
   // A worker left behind (its link was down past the peer timeout) hears why, once, so it
   // can start again and rejoin instead of waiting out its own timeout.
   if (auto gone = left_behind.find(peer);
@@ -513,6 +559,11 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
     left_behind.erase(gone);
     return;
   }
+  if (!members->is(h.sender, peer) && h.type == net::MessageType::kError)
+    return log_drop("a peer that has not joined says rank " + std::to_string(h.sender) +
+                    " failed: " +
+                    std::string(reinterpret_cast<const char*>(m.payload),
+                                std::min<std::size_t>(m.header.payload_bytes, 500)));
   if (!members->is(h.sender, peer))
     return log_drop(std::string("dropped ") + net::to_string(h.type) +
                     " from a peer that has not joined as rank " + std::to_string(h.sender));
@@ -558,9 +609,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
       case net::MessageType::kPush: {
         if (!store) return send_error(peer, "push before the parameters were initialised");
         const auto start = Clock::now();
-        std::int64_t floats = 0;
-        for (int u = first; u <= last; ++u) floats += store->unit_floats(u);
-        const float* grads = codec->decode(m.payload, h.payload_bytes, floats, scratch);
+        const float* grads = decode_push(m);
         if (const int bad = first_non_finite(*store, first, last, grads); bad >= 0)
           throw InvalidInput("push from rank " + std::to_string(h.sender) + ", iteration " +
                              std::to_string(h.iteration) + ": unit " + std::to_string(bad) +
@@ -639,6 +688,11 @@ bool PsServer::Impl::on_frame(const std::string& peer, const std::string& user_i
 }
 
 void PsServer::Impl::run() {
+  serve();
+  router->stop_monitor();  // nobody polls it from here on
+}
+
+void PsServer::Impl::serve() {
   auto last_message = std::chrono::steady_clock::now();
   try {
     while (!stopping) {
@@ -657,6 +711,12 @@ void PsServer::Impl::run() {
                             std::to_string(options.peer_timeout.count()) + " ms");
         answer_pulls();
       }
+      for (const std::string& peer : router->take_disconnected())
+        if (auto rank = members->rank_of(peer); rank && !members->has_left(*rank)) {
+          drop_rank(*rank, "its connection closed (its process exited or was killed)");
+          answer_pulls();
+        }
+      if (store && members->finished(Clock::now(), options.peer_timeout)) return finish();
       if (!got) continue;
       if (!in.ok()) {
         log_drop("dropped a message of " + std::to_string(in.parts + 1) + " frames");
@@ -665,11 +725,7 @@ void PsServer::Impl::run() {
       received += in.size();
       if (on_frame(in.peer, in.user_id, in.data(), in.size(), in.received))
         last_message = Clock::now();
-      if (members->finished() && store) {
-        maybe_checkpoint(/*final=*/true);
-        done.set_value(store->snapshot());
-        return;
-      }
+      if (store && members->finished(Clock::now(), options.peer_timeout)) return finish();
     }
     throw Error("ps: stopped before the workers finished");
   } catch (...) {
@@ -682,6 +738,7 @@ PsServer::PsServer(const ServerOptions& options) : PsServer(options, /*socket=*/
 PsServer::PsServer(const ServerOptions& options, bool socket) : impl_(std::make_unique<Impl>()) {
   options.validate();
   impl_->options = options;
+  impl_->codec = compress::make_compressor(options.compression, options.seed);
   net::RouterOptions ro;
   ro.curve = impl_->options.curve ? &*impl_->options.curve : nullptr;
   ro.max_message_bytes = options.max_message_bytes;

@@ -66,6 +66,10 @@ struct ServerOptions {
   // worker whose hello says otherwise is refused, and the job stops.
   net::JobConfig job;
   optim::SgdOptions sgd;
+  // The pushes' codec (compress/compressor.h), its random draws from `seed` (the workers'
+  // --seed: random-k's indices are drawn on both sides).
+  std::string compression = "none";
+  std::uint64_t seed = 1;
   std::chrono::milliseconds timeout{60000};     // no message at all for this long: give up
   // A worker not heard from for this long (workers send a heartbeat every second) leaves
   // the job, which goes on with the others; it may join again. Longer than any one

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "compress/compressor.h"
 #include "net/connection.h"
 
 namespace dynacomm::ps {
@@ -53,7 +54,9 @@ struct Segments {
 };
 
 void run_worker(const std::string& endpoint, int rank, int workers, int iterations,
-                const Segments& seg, const std::string& model = "fake") {
+                const Segments& seg, const std::string& model = "fake",
+                const std::string& compression = "none") {
+  auto codec = compress::make_compressor(compression, /*seed=*/1);
   net::Connection c(endpoint, net::WireLimits{unit_bytes(), workers - 1, 64 * 1024});
   nlohmann::json hello = {{"model", model}, {"workers", workers}, {"unit_bytes", unit_bytes()}};
   std::string text = hello.dump();
@@ -99,9 +102,18 @@ void run_worker(const std::string& endpoint, int rank, int workers, int iteratio
       std::vector<float> g;
       for (int u = a; u <= b; ++u)
         for (float p : params[u]) g.push_back(fake_grad(rank, u, it, p));
-      c.send(Header{MessageType::kPush, rank, it, static_cast<std::uint32_t>(a),
-                    static_cast<std::uint32_t>(b)},
-             g.data(), g.size() * 4);
+      Header h{MessageType::kPush, rank, it, static_cast<std::uint32_t>(a),
+               static_cast<std::uint32_t>(b)};
+      h.codec = static_cast<net::Codec>(codec->wire_codec());
+      std::string bytes;  // each unit encoded on its own, back to back
+      const float* at = g.data();
+      for (int u = a; u <= b; ++u) {
+        std::string e(codec->encoded_bytes(kUnitFloats[u], it), '\0');
+        codec->encode({u, it}, at, kUnitFloats[u], reinterpret_cast<std::uint8_t*>(e.data()));
+        bytes += e;
+        at += kUnitFloats[u];
+      }
+      c.send(h, bytes.data(), bytes.size());
     }
   }
   while (acks < seg.push.size() * static_cast<std::size_t>(iterations)) {
@@ -146,13 +158,16 @@ void send_init(net::Connection& c) {
   c.send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
 }
 
-std::vector<float> train(int workers, int iterations, const std::vector<Segments>& plans) {
-  PsServer ps(server_options(workers));
+std::vector<float> train(int workers, int iterations, const std::vector<Segments>& plans,
+                         const std::string& compression = "none") {
+  ServerOptions o = server_options(workers);
+  o.compression = compression;
+  PsServer ps(o);
   ps.start();
   std::vector<std::thread> threads;
   for (int r = 0; r < workers; ++r)
     threads.emplace_back(run_worker, ps.endpoint(), r, workers, iterations, plans[r % plans.size()],
-                         "fake");
+                         "fake", compression);
   for (auto& t : threads) t.join();
   return ps.wait();
 }
@@ -189,6 +204,18 @@ TEST(PsCluster, AnySegmentationGivesBitIdenticalWeights) {
   EXPECT_EQ(train(2, 15, {kLayerwise}), expected);
   EXPECT_EQ(train(2, 15, {kMixed, kLayerwise}), expected);  // workers may even differ
   EXPECT_EQ(train(3, 10, {kMixed, kSequential, kLayerwise}), reference(3, 10));
+}
+
+// Compression is per unit (atom), so with a fixed seed the same method gives the same
+// weights under every segmentation; and it does compress (the weights are not dense's).
+TEST(PsCluster, CompressedPushesGiveTheSameWeightsUnderAnySegmentation) {
+  for (const std::string method : {"topk:0.4", "qsgd:4", "randomk:0.5", "fp16"}) {
+    SCOPED_TRACE(method);
+    const std::vector<float> expected = train(2, 10, {kSequential}, method);
+    EXPECT_EQ(train(2, 10, {kLayerwise}, method), expected);
+    EXPECT_EQ(train(2, 10, {kMixed, kLayerwise}, method), expected);
+    EXPECT_NE(expected, reference(2, 10));
+  }
 }
 
 // A pull reply says how long its request waited for the units' update, so the worker can
@@ -865,6 +892,42 @@ TEST(PsCluster, ASilentWorkerLeavesTheJobWhichGoesOnAndItRejoins) {
   c[0]->send(Header{MessageType::kShutdown, 0, 0, 0, 0}, nullptr, 0);
   back.send(Header{MessageType::kShutdown, 1, 0, 0, 0}, nullptr, 0);
   EXPECT_EQ(ps_error(ps), "");
+}
+
+// A worker that reports a failure once the job runs, or whose connection closes (its
+// process exited or was killed), leaves the job at once, not after the peer timeout; the
+// others go on without waiting for it.
+TEST(PsCluster, AWorkerThatFailsOrWhoseConnectionClosesLeavesAtOnce) {
+  ServerOptions o = server_options(3);
+  o.peer_timeout = 3s;
+  LogCapture log;
+  o.log = log.sink();
+  PsServer ps(o);
+  ps.start();
+  auto c = joined(ps, 3);
+  send_init(*c[0]);
+  for (int r = 0; r < 3; ++r) hostile::push(*c[r], r, 0, 0, 3, 1.0f);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(hostile::answer(*c[r]), "a push-ack");
+  hostile::push(*c[0], 0, 1, 0, 3, 1.0f);
+  EXPECT_EQ(hostile::answer(*c[0]), "a push-ack");
+  c[0]->send(Header{MessageType::kPullRequest, 0, 2, 0, 3}, nullptr, 0);
+  EXPECT_THROW(c[0]->receive(200ms, "iteration 2, not yet"), Timeout);
+  const std::string why = "out of memory";
+  c[2]->send(Header{MessageType::kError, 2, 0, 0, 0}, why.data(), why.size());
+  EXPECT_TRUE(
+      log.has("rank 2 left the job at iteration 2: it failed: out of memory; the job "
+              "goes on with ranks 0, 1"));
+  const auto t0 = std::chrono::steady_clock::now();
+  c[1].reset();  // rank 1's process is gone: its socket closes
+  const net::Message m = c[0]->receive(5s, "iteration 2's parameters");
+  EXPECT_EQ(m.header.type, MessageType::kPullReply);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s) << "not at once";
+  EXPECT_TRUE(log.has("rank 1 left the job at iteration 2: its connection closed"));
+  // The job ends once the dropped ranks have had the peer timeout to come back.
+  const auto goodbye = std::chrono::steady_clock::now();
+  c[0]->send(Header{MessageType::kShutdown, 0, 0, 0, 0}, nullptr, 0);
+  EXPECT_EQ(ps_error(ps), "");
+  EXPECT_GT(std::chrono::steady_clock::now() - goodbye, 1s);
 }
 
 // A rank's new connection takes its place at once (its process was started again); the

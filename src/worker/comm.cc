@@ -35,7 +35,8 @@ Comm::Comm(net::Transport& transport, model::Model& model, const CommOptions& op
       options_(options),
       slowdown_(options.device_slowdown),
       latency_now_(options.latency_ms),
-      codec_(compress::make_compressor(options.compression)),
+      codec_(compress::make_compressor(options.compression, options.seed)),
+      dense_(compress::make_compressor("none")),
       latency_ms_(options.latency_ms),
       link_(transport, net::LinkEmulation{options.down_bps, options.up_bps, options.latency_ms,
                                           options.extra_overhead_ms}) {
@@ -111,8 +112,8 @@ void Comm::write_params(const net::Message& m) {
   std::vector<float> scratch;
   for (auto a = m.header.first_unit; a <= m.header.last_unit; ++a) {
     const plan::Atom& atom = slicing_.atoms[a];
-    const std::size_t size = codec_->encoded_bytes(atom.params);
-    const float* v = codec_->decode(at, size, atom.params, scratch);
+    const std::size_t size = dense_->encoded_bytes(atom.params, 0);
+    const float* v = dense_->decode({a, m.header.iteration}, at, size, atom.params, scratch);
     std::memcpy(model_.params(atom.unit) + atom.offset, v,
                 static_cast<std::size_t>(atom.params) * sizeof(float));
     at += size;
@@ -532,16 +533,17 @@ void Comm::build_pushes() {
     std::int64_t bytes = 0;
     for (int a = s.first; a <= s.last; ++a)
       bytes += static_cast<std::int64_t>(
-          codec_->encoded_bytes(slicing_.atoms[static_cast<std::size_t>(a)].params));
+          codec_->encoded_bytes(slicing_.atoms[static_cast<std::size_t>(a)].params, iteration_));
     std::string frame = net::make_frame(static_cast<std::size_t>(bytes));
     auto* at = reinterpret_cast<std::uint8_t*>(&frame[net::kHeaderBytes]);
     for (int a = s.first; a <= s.last; ++a) {
       const plan::Atom& atom = slicing_.atoms[static_cast<std::size_t>(a)];
-      codec_->encode(atom.unit, model_.grads(atom.unit) + atom.offset, atom.params, at);
-      at += codec_->encoded_bytes(atom.params);
+      codec_->encode({a, iteration_}, model_.grads(atom.unit) + atom.offset, atom.params, at);
+      at += codec_->encoded_bytes(atom.params, iteration_);
     }
     net::Header h{net::MessageType::kPush, options_.rank, iteration_,
                   static_cast<std::uint32_t>(s.first), static_cast<std::uint32_t>(s.last)};
+    h.codec = static_cast<net::Codec>(codec_->wire_codec());
     h.compute_us = static_cast<std::uint64_t>(std::llround(compute_so_far_ms_ * 1000));
     h.predicted_us = static_cast<std::uint64_t>(std::llround(predicted_ms_ * 1000));
     net::seal_frame(frame, h);

@@ -45,7 +45,10 @@ struct CommOptions {
   std::chrono::milliseconds timeout{60000};
   // The job's atoms (plan/model/slicing.h): what messages and plans index; required.
   plan::Slicing slicing;
-  std::string compression = "none";  // the codec of pushes and pulls (compress/compressor.h)
+  // The codec of the pushes (compress/compressor.h), its draws from `seed`; pulls are
+  // float32.
+  std::string compression = "none";
+  std::uint64_t seed = 1;
 };
 
 // Owns the transport once started: the communication thread alone sends and receives,
@@ -185,7 +188,8 @@ class Comm : public model::UnitObserver {
   std::atomic<double> latency_now_;  // the latency as last set
 
   // The communication thread's own: the transport with its emulated link, the codec.
-  std::unique_ptr<compress::Compressor> codec_;  // pushes encoded, pulls decoded
+  std::unique_ptr<compress::Compressor> codec_;  // pushes encoded
+  std::unique_ptr<compress::Compressor> dense_;  // pulls decoded (float32)
   std::mutex deferred_mu_;
   std::vector<std::function<void()>> deferred_ DYNACOMM_GUARDED_BY(deferred_mu_);
 

@@ -63,10 +63,8 @@ Joined join_job(net::Transport& conn, const WorkerOptions& o, const JobShape& sh
                   net::to_string(welcome.header.type) + " to the hello");
     j.job_running = (welcome.header.flags & net::kFlagJobRunning) != 0;
     j.start_iteration = j.job_running ? welcome.header.iteration : 0;
-    if (j.start_iteration >= shape.total_iterations && j.job_running)
-      throw Error("worker " + std::to_string(o.rank) + ": the job at " + o.ps +
-                  " is at iteration " + std::to_string(j.start_iteration) + " of " +
-                  std::to_string(shape.total_iterations) + ": nothing left to join");
+    // A job at its end (the others finished while this worker started again): it trains
+    // nothing, and rank 0 fetches the final weights and evaluates them.
     const std::uint64_t at = welcome.header.arrived_us;
     if (at > 0 && (!j.ps_clock_offset_ms || ping_ms.back() < offset_rtt_ms)) {
       const double mid_ms =

@@ -119,6 +119,8 @@ CommOptions comm_options(const WorkerOptions& o, const Joined& joined,
   co.device_slowdown = o.device_slowdown;
   co.timeout = o.timeout;
   co.slicing = slicing;
+  co.compression = o.compression;
+  co.seed = o.seed;
   return co;
 }
 
@@ -283,7 +285,8 @@ void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, cons
     return evaluate_epoch(model, test, o, log, result, /*final=*/true);
   }
   comm.fetch_all(iterations);
-  result.iterations.back().ms = ms_between(last_start, Clock::now());
+  if (!result.iterations.empty())  // none: it rejoined a job that had just ended
+    result.iterations.back().ms = ms_between(last_start, Clock::now());
   result.final_weights = model.flat_params();
   evaluate_epoch(model, test, o, log, result, /*final=*/true);
 }

@@ -73,6 +73,9 @@ struct WorkerOptions {
   // strategy is planned and predicted, and the job runs the one predicted fastest (with
   // several workers: fastest for the slowest of them); re-planning then refines that one.
   std::string scheduler = "auto";
+  // The codec of the pushes (compress/compressor.h: METHOD[:PARAMETER][,ef|,noef]); the
+  // job's, checked at hello. Pulls are float32.
+  std::string compression = "none";
   plan::PlannerOptions planner;
   plan::LinkProfile link{20e6, 20e6, 0, 0, 0};  // emulated link; overheads are measured
   double extra_overhead_ms = 0;                 // injected per message, for what-if studies

@@ -209,13 +209,18 @@ TEST_F(ClusterTest, AWorkerKilledAtAnyPhaseIsStartedAgainAndRejoins) {
               std::string::npos)
         << log;
     const std::string ps = read_file(dir_ + "/" + name + "/ps.log");
-    EXPECT_NE(ps.find("joined again from a new connection"), std::string::npos) << ps;
-    // At the newest version: 8; 7 when a full-duplex plan's pulls of 8 went out early; 9
-    // when its first push of 8 completed units (the rest of 8 is the other worker's).
+    // The PS drops it as its connection closes (or as its new process joins, if that is
+    // heard first); the other goes on alone meanwhile.
+    EXPECT_TRUE(ps.find("its connection closed") != std::string::npos ||
+                ps.find("joined again from a new connection") != std::string::npos)
+        << ps;
+    // At the newest version then: 7 at least (a full-duplex plan's pulls of 8 may have gone
+    // out early), at most 24 (the other finished first: it joins the ended job, and rank 0
+    // fetches the final weights and evaluates them).
     const std::size_t at = ps.find("joined the running job at iteration ");
     ASSERT_NE(at, std::string::npos) << ps;
     const int rejoined = std::atoi(ps.c_str() + at + 36);
-    EXPECT_TRUE(rejoined >= 7 && rejoined <= 9) << ps;
+    EXPECT_TRUE(rejoined >= 7 && rejoined <= 24) << ps;
     EXPECT_EQ(read_file(dir_ + "/" + name + "/weights.bin").size(), 246824u);  // lenet5
   }
 }
@@ -264,6 +269,33 @@ TEST_F(ClusterTest, ThePsKilledAndResumedFromItsCheckpointGivesTheSameWeights) {
   const std::string whole = read_file(dir_ + "/whole/weights.bin");
   ASSERT_EQ(whole.size(), 3297832u);
   EXPECT_TRUE(read_file(dir_ + "/resumed/weights.bin") == whole) << "not bit for bit";
+
+  // Under --max-restarts, train starts the killed PS again from its checkpoint, with
+  // every worker, by itself; still bit for bit.
+  const std::string again = dir_ + "/restarted";
+  const std::string sh2 = std::string(DYNACOMM_EXE) + " " + job +
+                          " --checkpoint-every 5 --max-restarts 1 --out " + again + " > " + dir_ +
+                          "/restarted.log 2>&1; echo $? > " + dir_ + "/restarted.rc";
+  ASSERT_EQ(std::system(("sh -c '" + sh2 + "' &").c_str()), 0);
+  const std::string ten2 = again + "/checkpoints/ckpt-000000000010.bin";
+  const auto deadline2 = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline2 && ::stat(ten2.c_str(), &st) != 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(::stat(ten2.c_str(), &st), 0) << read_file(dir_ + "/restarted.log");
+  killed = 0;
+  for (int pid : processes_mentioning(again + "/trace-ps.json"))
+    killed += ::kill(pid, SIGKILL) == 0;
+  EXPECT_EQ(killed, 1);
+  const auto done_by = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < done_by && read_file(dir_ + "/restarted.rc").empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::string log2 = read_file(dir_ + "/restarted.log");
+  EXPECT_EQ(read_file(dir_ + "/restarted.rc"), "0\n") << log2;
+  EXPECT_NE(log2.find("the PS failed (killed by signal 9); started it again from its newest "
+                      "checkpoint (ckpt-0000000000"),
+            std::string::npos)
+      << log2;
+  EXPECT_TRUE(read_file(again + "/weights.bin") == whole) << "not bit for bit";
 }
 
 // Ctrl-C of `train`: the workers stop at their next iteration, rank 0 evaluates and saves

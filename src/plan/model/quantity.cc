@@ -49,12 +49,14 @@ double parse_bandwidth_bps(const std::string& text) {
 }
 
 double parse_duration_ms(const std::string& text) {
-  static const char* kUnits = "us, ms, s";
+  static const char* kUnits = "us, ms, s, min, h";
   std::string unit;
   double v = split_number(text, &unit, "duration", kUnits);
   if (unit == "us") return v / 1e3;
   if (unit == "ms") return v;
   if (unit == "s") return v * 1e3;
+  if (unit == "min") return v * 60e3;
+  if (unit == "h") return v * 3600e3;
   throw InvalidInput("duration '" + text + "': unknown unit '" + unit + "', expected one of " +
                      kUnits);
 }

@@ -1,7 +1,7 @@
 // Parsing and printing the quantities users type: bandwidths and durations.
 //
 //   parse_bandwidth_bps("100mbit")  -> 1e8     (kbit, mbit, gbit: decimal, bit/s, as tc)
-//   parse_duration_ms("250us")      -> 0.25    (us, ms, s)
+//   parse_duration_ms("250us")      -> 0.25    (us, ms, s, min, h)
 //   parse_bandwidth_bps("100MB")    -> throws InvalidInput naming the value and the units
 #pragma once
 

@@ -30,7 +30,9 @@ TEST(Quantity, Duration) {
   EXPECT_DOUBLE_EQ(parse_duration_ms("250us"), 0.25);
   EXPECT_DOUBLE_EQ(parse_duration_ms("1.5s"), 1500);
   EXPECT_DOUBLE_EQ(parse_duration_ms("0ms"), 0);
-  for (const char* bad : {"10", "10m", "10min", "ms", "-1ms", "10 ms", ""}) {
+  EXPECT_DOUBLE_EQ(parse_duration_ms("2min"), 120000);
+  EXPECT_DOUBLE_EQ(parse_duration_ms("0.5h"), 1800000);
+  for (const char* bad : {"10", "10m", "10mins", "ms", "-1ms", "10 ms", ""}) {
     EXPECT_THROW(parse_duration_ms(bad), InvalidInput) << bad;
   }
 }

@@ -1,0 +1,31 @@
+// libFuzzer: every compression method's decoder (compress/), as the PS runs it on a push's
+// payload. The first byte picks the method, the next two the value count; the rest is the
+// payload. Nothing may crash or read out of bounds; a bad payload is an InvalidInput.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "compress/compressor.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace dynacomm;
+  if (size < 3) return 0;
+  static const std::vector<std::string> specs = {
+      "none", "fp16",     "qsgd:64",     "qsgd:3",  "terngrad",     "signsgd",
+      "efsignsgd", "onebit", "topk:0.25", "topk:1", "randomk:0.25", "randomk:0.01"};
+  const std::string& spec = specs[data[0] % specs.size()];
+  const std::int64_t floats = data[1] | (data[2] << 8);
+  data += 3;
+  size -= 3;
+  auto codec = compress::make_compressor(spec, /*seed=*/7);
+  std::vector<float> scratch;
+  try {
+    const float* v = codec->decode({floats % 5, floats % 3}, data, size, floats, scratch);
+    volatile float sum = 0;
+    for (std::int64_t i = 0; i < floats; ++i) sum = sum + v[i];  // every value readable
+  } catch (const InvalidInput&) {
+  }
+  return 0;
+}

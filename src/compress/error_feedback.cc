@@ -1,0 +1,84 @@
+// Error feedback around any method (Seide et al. 2014; Karimireddy et al. 2019; GRACE's
+// "memory"): each atom keeps a residual on the worker; what is encoded is the gradient
+// plus the residual, and the residual becomes what that encoding left out. Over any number
+// of iterations, what was sent plus the residual equals the sum of the gradients (up to
+// float rounding). The state (the residuals) goes into checkpoints.
+#include <map>
+
+#include "compress/methods.h"
+
+namespace dynacomm::compress {
+
+namespace {
+
+class ErrorFeedback : public Compressor {
+ public:
+  explicit ErrorFeedback(std::unique_ptr<Compressor> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name() + ",ef"; }
+  std::uint16_t wire_codec() const override { return inner_->wire_codec(); }
+  std::size_t encoded_bytes(std::int64_t floats, std::int64_t iteration) const override {
+    return inner_->encoded_bytes(floats, iteration);
+  }
+  bool linear() const override { return inner_->linear(); }
+  bool unbiased() const override { return false; }
+  void encode(Slot slot, const float* in, std::int64_t floats, std::uint8_t* out) override {
+    std::vector<float>& residual = residuals_[slot.atom];
+    residual.resize(static_cast<std::size_t>(floats), 0.0f);
+    corrected_.resize(static_cast<std::size_t>(floats));
+    for (std::int64_t i = 0; i < floats; ++i)
+      corrected_[static_cast<std::size_t>(i)] = in[i] + residual[static_cast<std::size_t>(i)];
+    inner_->encode(slot, corrected_.data(), floats, out);
+    const float* sent =
+        inner_->decode(slot, out, encoded_bytes(floats, slot.iteration), floats, scratch_);
+    for (std::int64_t i = 0; i < floats; ++i)
+      residual[static_cast<std::size_t>(i)] = corrected_[static_cast<std::size_t>(i)] - sent[i];
+  }
+  const float* decode(Slot slot, const std::uint8_t* in, std::size_t size, std::int64_t floats,
+                      std::vector<float>& scratch) const override {
+    return inner_->decode(slot, in, size, floats, scratch);
+  }
+  // Per atom: its index (int64), its length (int64), its values (float32).
+  std::string state() const override {
+    std::string s;
+    for (const auto& [atom, r] : residuals_) {
+      const std::int64_t head[2] = {atom, static_cast<std::int64_t>(r.size())};
+      s.append(reinterpret_cast<const char*>(head), sizeof head);
+      s.append(reinterpret_cast<const char*>(r.data()), r.size() * sizeof(float));
+    }
+    return s;
+  }
+  void set_state(const std::string& s) override {
+    std::map<std::int64_t, std::vector<float>> residuals;
+    std::size_t at = 0;
+    while (at < s.size()) {
+      std::int64_t head[2];
+      if (s.size() - at < sizeof head) throw InvalidInput(name() + " state: truncated");
+      std::memcpy(head, s.data() + at, sizeof head);
+      at += sizeof head;
+      if (head[1] < 0 || static_cast<std::uint64_t>(head[1]) > (s.size() - at) / sizeof(float))
+        throw InvalidInput(name() + " state: atom " + std::to_string(head[0]) + " is truncated");
+      std::vector<float>& r = residuals[head[0]];
+      r.resize(static_cast<std::size_t>(head[1]));
+      std::memcpy(r.data(), s.data() + at, r.size() * sizeof(float));
+      at += r.size() * sizeof(float);
+    }
+    residuals_ = std::move(residuals);
+  }
+
+ private:
+  std::unique_ptr<Compressor> inner_;
+  std::map<std::int64_t, std::vector<float>> residuals_;
+  std::vector<float> corrected_, scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Compressor> with_error_feedback(std::unique_ptr<Compressor> inner) {
+  return std::make_unique<ErrorFeedback>(std::move(inner));
+}
+
+void Compressor::set_state(const std::string& state) {
+  if (!state.empty()) throw InvalidInput(name() + " keeps no state, but a state was given");
+}
+
+}  // namespace dynacomm::compress
