@@ -62,6 +62,12 @@ int first_non_finite(const ParameterStore& store, int first, int last, const flo
   return -1;
 }
 
+// The text of a peer's error message, at most `limit` bytes of it.
+std::string error_text(const net::DecodeResult& m, std::size_t limit) {
+  return std::string(reinterpret_cast<const char*>(m.payload),
+                     std::min<std::size_t>(m.header.payload_bytes, limit));
+}
+
 std::string units_name(int first, int last) {
   return first == last ? "unit " + std::to_string(first)
                        : "units " + std::to_string(first) + ".." + std::to_string(last);
@@ -545,8 +551,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
   // stops. Once it runs, that rank leaves and the others go on (it may start again).
   if (h.type == net::MessageType::kError && h.sender >= 0 && h.sender < options.workers &&
       (members->is(h.sender, peer) || (!store && !members->peers().count(h.sender)))) {
-    const std::string why(reinterpret_cast<const char*>(m.payload),
-                          std::min<std::size_t>(m.header.payload_bytes, 2000));
+    const std::string why = error_text(m, 2000);
     if (!store) return stop_job("worker " + std::to_string(h.sender) + " failed: " + why, h.sender);
     drop_rank(h.sender, "it failed: " + why);
     return answer_pulls();
@@ -561,9 +566,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
   }
   if (!members->is(h.sender, peer) && h.type == net::MessageType::kError)
     return log_drop("a peer that has not joined says rank " + std::to_string(h.sender) +
-                    " failed: " +
-                    std::string(reinterpret_cast<const char*>(m.payload),
-                                std::min<std::size_t>(m.header.payload_bytes, 500)));
+                    " failed: " + error_text(m, 500));
   if (!members->is(h.sender, peer))
     return log_drop(std::string("dropped ") + net::to_string(h.type) +
                     " from a peer that has not joined as rank " + std::to_string(h.sender));
