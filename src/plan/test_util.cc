@@ -42,6 +42,17 @@ ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units) 
   return p;
 }
 
+ModelProfile random_compressed_profile(std::mt19937_64& rng, int min_units, int max_units) {
+  ModelProfile p = random_profile(rng, min_units, max_units);
+  for (UnitProfile& unit : p.units) {  // about half the units compressed, 2x to 1000x
+    if (uniform(rng, 0, 1) < 0.5) continue;
+    unit.push_bytes =
+        static_cast<std::int64_t>(static_cast<double>(unit.bytes) / log_uniform(rng, 2, 1000));
+    unit.decode_ms = uniform(rng, 0, 5);
+  }
+  return p;
+}
+
 LinkProfile random_link(std::mt19937_64& rng) {
   LinkProfile l;
   l.down_bps = log_uniform(rng, 1e6, 1e9);

@@ -12,6 +12,8 @@
 namespace dynacomm::plan::testing {
 
 ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units);
+// The same with about half the units' pushes compressed (push_bytes, decode_ms).
+ModelProfile random_compressed_profile(std::mt19937_64& rng, int min_units, int max_units);
 LinkProfile random_link(std::mt19937_64& rng);
 // The PS's aggregation on `link`: 0..20 ms per push and 0.1..100 ms per MB (log-uniform;
 // a busy PS on slow cores to a fast one), for the full-duplex model's tests.

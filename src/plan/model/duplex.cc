@@ -18,14 +18,44 @@ namespace {
 
 // Busy time of a direction for a segmentation (sum of transmissions).
 double busy_ms(const ModelProfile& p, const std::vector<Segment>& segments, double overhead_ms,
-               double bps) {
+               double bps, bool up) {
   double ms = 0;
   for (const Segment& s : segments) {
     std::int64_t b = 0;
-    for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
+    for (int u = s.first; u <= s.last; ++u) {
+      const UnitProfile& unit = p.units[static_cast<std::size_t>(u)];
+      b += up ? unit.up_bytes() : unit.bytes;
+    }
     ms += overhead_ms + static_cast<double>(b) * 8e3 / bps;
   }
   return ms;
+}
+
+// A plan's transmissions: the bytes of each pull and push segment, and the PS's time from
+// a push segment's arrival to its units being servable (its aggregation over the dense
+// bytes it decodes to, plus decoding).
+struct SegmentCosts {
+  std::vector<std::int64_t> pull_bytes, push_bytes;
+  std::vector<double> push_aggregation_ms;
+};
+SegmentCosts segment_costs(const ModelProfile& profile, const LinkProfile& link, const Plan& p) {
+  SegmentCosts c{
+      std::vector<std::int64_t>(p.pull.size(), 0), std::vector<std::int64_t>(p.push.size(), 0), {}};
+  for (std::size_t k = 0; k < p.pull.size(); ++k)
+    for (int u = p.pull[k].first; u <= p.pull[k].last; ++u)
+      c.pull_bytes[k] += profile.units[static_cast<std::size_t>(u)].bytes;
+  for (std::size_t k = 0; k < p.push.size(); ++k) {
+    std::int64_t dense = 0;
+    double decode = 0;
+    for (int u = p.push[k].first; u <= p.push[k].last; ++u) {
+      const UnitProfile& unit = profile.units[static_cast<std::size_t>(u)];
+      c.push_bytes[k] += unit.up_bytes();
+      dense += unit.bytes;
+      decode += unit.decode_ms;
+    }
+    c.push_aggregation_ms.push_back(link.aggregation_of(dense) + decode);
+  }
+  return c;
 }
 
 // Compute under a busy link in the mean (predict_duplex_ms, ideal_duplex_ms): the factor on
@@ -45,8 +75,8 @@ double stretched_period(const std::vector<ModelProfile>& profiles, const LinkPro
                         const Plan& p, double period, int rounds, double tolerance,
                         Simulate simulate) {
   if (link.compute_stretch_down == 1 && link.compute_stretch_up == 1) return period;
-  const double down = busy_ms(profiles[0], p.pull, link.overhead_down_ms, link.down_bps);
-  const double up = busy_ms(profiles[0], p.push, link.overhead_up_ms, link.up_bps);
+  const double down = busy_ms(profiles[0], p.pull, link.overhead_down_ms, link.down_bps, false);
+  const double up = busy_ms(profiles[0], p.push, link.overhead_up_ms, link.up_bps, true);
   std::vector<ModelProfile> stretched = profiles;
   for (int round = 0; round < rounds && period > 0; ++round) {
     const double f = mean_stretch(link, down, up, period);
@@ -135,6 +165,7 @@ void hand_over_by_priority(const Plan& p, const LinkProfile& link, double t,
 void priority_round(const Plan& p, const LinkProfile& link, double request,
                     const std::vector<double>& end_backward,
                     const std::vector<std::int64_t>& push_bytes,
+                    const std::vector<double>& push_aggregation_ms,
                     const std::vector<std::int64_t>& pull_bytes, const std::vector<int>& pull_seg,
                     std::vector<double>& exists, std::vector<double>& arrive,
                     std::vector<std::pair<double, std::int64_t>>& in_flight, double& up_free,
@@ -172,7 +203,7 @@ void priority_round(const Plan& p, const LinkProfile& link, double request,
         in_flight[flight_of[e.index]].first = back;
         events.push({back, kUplink, 0, 0});
         const Segment& s = p.push[e.index];
-        const double servable = e.time + link.aggregation_of(push_bytes[e.index]);
+        const double servable = e.time + push_aggregation_ms[e.index];
         for (int u = s.first; u <= s.last; ++u) {
           exists[static_cast<std::size_t>(u)] = servable;
           const auto q = static_cast<std::size_t>(pull_seg[static_cast<std::size_t>(u)]);
@@ -213,15 +244,11 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
     throw InvalidInput("duplex simulation: max_iterations >= 4 and max_cycle >= 1 are required");
   const std::vector<int> order = p.pull_sequence();
   std::vector<int> pull_seg(static_cast<std::size_t>(L));
-  std::vector<std::int64_t> pull_bytes(p.pull.size(), 0), push_bytes(p.push.size(), 0);
   for (std::size_t k = 0; k < p.pull.size(); ++k)
-    for (int u = p.pull[k].first; u <= p.pull[k].last; ++u) {
+    for (int u = p.pull[k].first; u <= p.pull[k].last; ++u)
       pull_seg[static_cast<std::size_t>(u)] = static_cast<int>(k);
-      pull_bytes[k] += profile.units[static_cast<std::size_t>(u)].bytes;
-    }
-  for (std::size_t k = 0; k < p.push.size(); ++k)
-    for (int u = p.push[k].first; u <= p.push[k].last; ++u)
-      push_bytes[k] += profile.units[static_cast<std::size_t>(u)].bytes;
+  const SegmentCosts costs = segment_costs(profile, link, p);
+  const std::vector<std::int64_t>&pull_bytes = costs.pull_bytes, &push_bytes = costs.push_bytes;
 
   const double lat = link.latency_ms;
   std::vector<double> exists(static_cast<std::size_t>(L), 0.0);  // parameters for t at the PS
@@ -269,14 +296,14 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
       const Segment& s = p.push[k];
       up_free = start + link.up_ms(push_bytes[k]);
       for (int u = s.first; u <= s.last; ++u)
-        exists[static_cast<std::size_t>(u)] = up_free + lat + link.aggregation_of(push_bytes[k]);
+        exists[static_cast<std::size_t>(u)] = up_free + lat + costs.push_aggregation_ms[k];
     };
     if (!priority) {
       for (std::size_t k = 0; k < p.push.size(); ++k)  // the uplink, in send order
         send(k, std::max(end_backward[static_cast<std::size_t>(p.push[k].first)], up_free));
     } else {
-      priority_round(p, link, request, end_backward, push_bytes, pull_bytes, pull_seg, exists,
-                     arrive, in_flight, up_free, down_free);
+      priority_round(p, link, request, end_backward, push_bytes, costs.push_aggregation_ms,
+                     pull_bytes, pull_seg, exists, arrive, in_flight, up_free, down_free);
     }
     states.push_back({forward_start, backward_end, down_free, up_free});
     r.forward_start_ms.push_back(forward_start);
@@ -306,7 +333,8 @@ void check_worker_samples(const std::vector<ModelProfile>& samples, int workers)
     m.validate();
     bool same = m.units.size() == samples[0].units.size();
     for (std::size_t u = 0; same && u < m.units.size(); ++u)
-      same = m.units[u].bytes == samples[0].units[u].bytes;
+      same = m.units[u].bytes == samples[0].units[u].bytes &&
+             m.units[u].up_bytes() == samples[0].units[u].up_bytes();
     if (!same) throw InvalidInput("duplex simulation of workers: the samples are not of one model");
   }
 }
@@ -326,15 +354,11 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
   std::vector<std::size_t> position(n_pull);  // in the pull order
   for (std::size_t i = 0; i < order.size(); ++i) position[static_cast<std::size_t>(order[i])] = i;
   std::vector<int> pull_seg(static_cast<std::size_t>(L));
-  std::vector<std::int64_t> pull_bytes(n_pull, 0), push_bytes(n_push, 0);
   for (std::size_t k = 0; k < n_pull; ++k)
-    for (int u = p.pull[k].first; u <= p.pull[k].last; ++u) {
+    for (int u = p.pull[k].first; u <= p.pull[k].last; ++u)
       pull_seg[static_cast<std::size_t>(u)] = static_cast<int>(k);
-      pull_bytes[k] += shape.units[static_cast<std::size_t>(u)].bytes;
-    }
-  for (std::size_t k = 0; k < n_push; ++k)
-    for (int u = p.push[k].first; u <= p.push[k].last; ++u)
-      push_bytes[k] += shape.units[static_cast<std::size_t>(u)].bytes;
+  const SegmentCosts costs = segment_costs(shape, link, p);
+  const std::vector<std::int64_t>&pull_bytes = costs.pull_bytes, &push_bytes = costs.push_bytes;
   const double lat = link.latency_ms;
 
   std::vector<double> down_free(W, 0), up_free(W, 0), backward_end(W, 0), request(W, 0);
@@ -419,7 +443,7 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
         for (int u = p.push[e.index].first; u <= p.push[e.index].last; ++u) {
           if (++count[static_cast<std::size_t>(u)] < workers) continue;  // not the last
           const auto q = static_cast<std::size_t>(pull_seg[static_cast<std::size_t>(u)]);
-          released[q] = std::max(released[q], e.time + link.aggregation_of(push_bytes[e.index]));
+          released[q] = std::max(released[q], e.time + costs.push_aggregation_ms[e.index]);
           if (--missing[q] > 0) continue;
           newly = true;
           if (priority)
@@ -491,14 +515,11 @@ double ideal_duplex_ms(const ModelProfile& profile, const LinkProfile& link) {
   profile.validate();
   link.validate();
   double compute = 0;
-  std::int64_t bytes = 0;
-  for (const auto& u : profile.units) {
-    compute += u.forward_ms + u.backward_ms;
-    bytes += u.bytes;
-  }
+  for (const auto& u : profile.units) compute += u.forward_ms + u.backward_ms;
   LinkProfile free = link;
   free.overhead_down_ms = free.overhead_up_ms = 0;
-  const double down = free.down_ms(bytes), up = free.up_ms(bytes);
+  const double down = free.down_ms(profile.total_bytes()),
+               up = free.up_ms(profile.total_push_bytes());
   // Compute under a busy link, as predict_duplex_ms charges it: the bound p solves
   // p = max(compute x (1 + (s_d - 1) min(1, down/p) + (s_u - 1) min(1, up/p)), down, up);
   // the right-hand side falls as p grows, so iterating from the stretch-free bound
@@ -563,12 +584,12 @@ class Search {
     const std::size_t n = static_cast<std::size_t>(L_ - 1);
     for (unsigned long push = 0; push < (1ul << n); ++push) {
       const std::vector<bool> push_cut = bits(push, n);
-      const double up = busy_ms(p_, segments_of_cuts(push_cut), l_.overhead_up_ms, l_.up_bps);
+      const double up = busy_ms(p_, segments_of_cuts(push_cut), l_.overhead_up_ms, l_.up_bps, true);
       if (std::max(compute_, up) >= best_ms_) continue;
       for (unsigned long pull = 0; pull < (1ul << n); ++pull) {
         const std::vector<bool> pull_cut = bits(pull, n);
         const double down =
-            busy_ms(p_, segments_of_cuts(pull_cut), l_.overhead_down_ms, l_.down_bps);
+            busy_ms(p_, segments_of_cuts(pull_cut), l_.overhead_down_ms, l_.down_bps, false);
         if (std::max({compute_, up, down}) >= best_ms_) continue;
         // Prefetch flags live on the segments' top units: enumerate subsets of segments.
         std::vector<int> tops;

@@ -37,6 +37,19 @@ TEST(DuplexExhaustive, FamilyHoldsTheOptimumOverEveryPullOrderUpTo7Units) {
   }
 }
 
+// The same with compressed pushes (encoded bytes on the uplink, decoding in the aggregation).
+TEST(DuplexExhaustive, FamilyHoldsTheOptimumWithCompressedPushes) {
+  std::mt19937_64 rng(41), aggregation_rng(42);
+  for (int L : {5, 6}) {
+    const ModelProfile p = testing::random_compressed_profile(rng, L, L);
+    LinkProfile l = testing::random_link(rng);
+    testing::add_random_aggregation(aggregation_rng, l);
+    const double family = duplex_period(p, l, plan_duplex_exhaustive(p, l));
+    const double every_order = duplex_period(p, l, brute_force_duplex(p, l));
+    EXPECT_NEAR(family, every_order, 1e-9 * every_order) << L << " units";
+  }
+}
+
 TEST(DuplexExhaustive, ExactSearchEqualsBruteForceOverTheFamilyAt8Units) {
   std::mt19937_64 rng(32), aggregation_rng(36);
   for (int trial = 0; trial < 2; ++trial) {

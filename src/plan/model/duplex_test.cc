@@ -49,6 +49,23 @@ TEST(DuplexSimulator, OneUnitCannotOverlapAnything) {
   EXPECT_DOUBLE_EQ(simulate_duplex(p, aggregating, plan).period_ms, 2320);
 }
 
+TEST(DuplexSimulator, CompressedPushesTakeTheirBytesAndTheirDecoding) {
+  // As above, the push compressed to 100,000 bytes (100 ms) and decoded in 7 ms at the PS;
+  // the aggregation (4 ms + 6 ms per MB) is of the dense MB it decodes to: pull 0-1000,
+  // forward -1100, backward -1300, push -1400, + 5 ms away, + 7 + 10 ms, + 5 ms back.
+  ModelProfile p = units({1'000'000}, 100, 200);
+  p.units[0].push_bytes = 100'000;
+  p.units[0].decode_ms = 7;
+  LinkProfile aggregating = link(5);
+  aggregating.aggregation_ms = 4;
+  aggregating.aggregation_ms_per_mb = 6;
+  const DuplexResult r = simulate_duplex(p, aggregating, Plan{"seq", {{0, 0}}, {{0, 0}}});
+  ASSERT_TRUE(r.converged);
+  EXPECT_DOUBLE_EQ(r.period_ms, 1000 + 100 + 200 + 100 + 5 + 7 + 10 + 5);
+  // The bound: compute against each link's bytes (the uplink's now 100 ms).
+  EXPECT_DOUBLE_EQ(ideal_duplex_ms(p, aggregating), 1000);
+}
+
 TEST(DuplexSimulator, PullOrderDecidesTheOverlap) {
   // Two units of 1 MB, no compute. Ascending pulls: unit 0's pull waits for unit 0's push,
   // which goes last, so nothing overlaps: 4 transfers of 1000 ms per iteration.

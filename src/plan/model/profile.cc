@@ -19,6 +19,11 @@ std::int64_t ModelProfile::total_bytes() const {
   for (const auto& u : units) s += u.bytes;
   return s;
 }
+std::int64_t ModelProfile::total_push_bytes() const {
+  std::int64_t s = 0;
+  for (const auto& u : units) s += u.up_bytes();
+  return s;
+}
 double ModelProfile::total_forward_ms() const {
   double s = 0;
   for (const auto& u : units) s += u.forward_ms;
@@ -64,6 +69,8 @@ void ModelProfile::validate() const {
     if (u.name.empty()) throw InvalidInput("units[" + std::to_string(i) + "].name: empty");
     if (u.bytes < 0) throw InvalidInput(at + ".bytes: negative value");
     if (u.params < 0) throw InvalidInput(at + ".params: negative value");
+    if (u.push_bytes < -1) throw InvalidInput(at + ".push_bytes: negative value");
+    check_time(u.decode_ms, at + ".decode_ms");
     check_time(u.forward_ms, at + ".forward_ms");
     check_time(u.backward_ms, at + ".backward_ms");
   }
@@ -110,6 +117,8 @@ ModelProfile model_profile_from_json(const json& j, const std::string& context) 
     u.params = ju.contains("params") ? non_negative_integer(ju, "params", where) : u.bytes / 4;
     u.forward_ms = non_negative_number(ju, "forward_ms", where);
     u.backward_ms = non_negative_number(ju, "backward_ms", where);
+    if (ju.contains("push_bytes")) u.push_bytes = non_negative_integer(ju, "push_bytes", where);
+    if (ju.contains("decode_ms")) u.decode_ms = non_negative_number(ju, "decode_ms", where);
     p.units.push_back(std::move(u));
   }
   return p;
@@ -118,11 +127,14 @@ ModelProfile model_profile_from_json(const json& j, const std::string& context) 
 json to_json(const ModelProfile& p) {
   json units = json::array();
   for (const auto& u : p.units) {
-    units.push_back({{"name", u.name},
-                     {"params", u.params},
-                     {"bytes", u.bytes},
-                     {"forward_ms", u.forward_ms},
-                     {"backward_ms", u.backward_ms}});
+    json ju = {{"name", u.name},
+               {"params", u.params},
+               {"bytes", u.bytes},
+               {"forward_ms", u.forward_ms},
+               {"backward_ms", u.backward_ms}};
+    if (u.push_bytes >= 0) ju["push_bytes"] = u.push_bytes;
+    if (u.decode_ms > 0) ju["decode_ms"] = u.decode_ms;
+    units.push_back(std::move(ju));
   }
   json j = {{"model", p.model}, {"batch", p.batch}};
   if (!p.input.empty()) j["input"] = p.input;

@@ -24,6 +24,14 @@ struct UnitProfile {
   std::int64_t bytes = 0;   // bytes on the wire per pull or push of this unit
   double forward_ms = 0;    // forward time of this unit alone, ms
   double backward_ms = 0;   // time from the previous unit's gradients to this unit's, ms
+  // With compressed pushes (docs/compression.md): the bytes of one push of this unit's
+  // encoded gradient (-1: `bytes`, dense) and the PS's time to decode it, ms. Encoding runs
+  // on the device's cores between the unit's backward and its push, so its time is part of
+  // backward_ms. Pulls carry `bytes`.
+  std::int64_t push_bytes = -1;
+  double decode_ms = 0;
+
+  std::int64_t up_bytes() const { return push_bytes >= 0 ? push_bytes : bytes; }
 };
 
 struct ModelProfile {
@@ -35,7 +43,8 @@ struct ModelProfile {
   std::vector<UnitProfile> units;
 
   int num_units() const { return static_cast<int>(units.size()); }
-  std::int64_t total_bytes() const;
+  std::int64_t total_bytes() const;  // one pull
+  std::int64_t total_push_bytes() const;
   double total_forward_ms() const;
   double total_backward_ms() const;
 

@@ -79,7 +79,7 @@ double simulate_unchecked(const ModelProfile& profile, const LinkProfile& link, 
       compute_free = end;
     }
     std::int64_t bytes = 0;
-    for (int u = s.first; u <= s.last; ++u) bytes += units[u].bytes;
+    for (int u = s.first; u <= s.last; ++u) bytes += units[u].up_bytes();
     double start = std::max(uplink_free, compute_free);
     uplink_free = start + link.up_ms(bytes);
     record(EventKind::kPush, static_cast<int>(j), start, uplink_free);

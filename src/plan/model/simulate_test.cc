@@ -53,6 +53,27 @@ TEST(Simulate, LayerwiseByHand) {
   EXPECT_EQ(t.events.size(), 8u);
 }
 
+// Compressed pushes: unit 1's gradient goes as 250 bytes (0.25 ms), unit 0's stays dense;
+// pulls carry the dense 1000 bytes. From the layerwise case above:
+//   backward 1: 8 .. 13    push [1]: 13 .. 14.25
+//   backward 0: 13 .. 17   push [0]: 17 .. 19      iteration: 19.5 (unit 0 sets the end)
+// and with unit 0 compressed to 500 bytes too: push [0] 17 .. 18.5, iteration 19.
+TEST(Simulate, CompressedPushesCarryTheirEncodedBytesAndPullsTheDenseOnes) {
+  ModelProfile p = profile_of({1000, 1000}, {2, 3}, {4, 5});
+  p.units[1].push_bytes = 250;
+  LinkProfile link{8e6, 8e6, 1, 1, 0.5};
+  const Plan layerwise{"layerwise", {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}};
+  Timeline t;
+  EXPECT_DOUBLE_EQ(simulate(p, link, layerwise, &t), 19.5);
+  expect_event(t, EventKind::kPull, 1, 3, 5);
+  expect_event(t, EventKind::kPush, 0, 13, 14.25);
+  p.units[0].push_bytes = 500;
+  EXPECT_DOUBLE_EQ(simulate(p, link, layerwise, &t), 19);
+  expect_event(t, EventKind::kPush, 1, 17, 18.5);
+  EXPECT_EQ(p.total_bytes(), 2000);
+  EXPECT_EQ(p.total_push_bytes(), 750);
+}
+
 // The same model sent in one piece each way:
 //   pull: 1 .. 4 (1 ms + 2 KB)   forward 4 .. 9   backward 9 .. 18   push: 18 .. 21   +0.5
 TEST(Simulate, SequentialByHand) {

@@ -1,5 +1,6 @@
 #include "plan/model/slicing.h"
 
+#include <cmath>
 #include <numeric>
 
 #include "base/error.h"
@@ -56,6 +57,13 @@ ModelProfile Slicing::atom_profile(const ModelProfile& profile) const {
                                    std::to_string(atom.offset + atom.params) + "]",
                        atom.params, atom.bytes, last ? unit.forward_ms : 0.0,
                        last ? unit.backward_ms : 0.0});
+    if (unit.push_bytes >= 0 || unit.decode_ms > 0) {  // compressed: its share of the unit's
+      const double share =
+          unit.params > 0 ? static_cast<double>(atom.params) / static_cast<double>(unit.params) : 1;
+      p.units.back().push_bytes =
+          unit.push_bytes >= 0 ? std::llround(static_cast<double>(unit.push_bytes) * share) : -1;
+      p.units.back().decode_ms = unit.decode_ms * share;
+    }
   }
   return p;
 }

@@ -72,6 +72,23 @@ TEST(DynacommOptimal, EqualsBruteForceOn2000RandomCases) {
   EXPECT_GT(joint_cases, 1000);
 }
 
+// With compressed pushes (push_bytes below bytes, decoding at the PS) the push DP works on
+// the encoded bytes: still the optimum over every segmentation.
+TEST(DynacommOptimal, EqualsBruteForceWithCompressedPushes) {
+  std::mt19937_64 rng(20261);
+  for (int c = 0; c < 600; ++c) {
+    SCOPED_TRACE("case " + std::to_string(c));
+    const ModelProfile profile = testing::random_compressed_profile(rng, 1, 8);
+    const LinkProfile link = testing::random_link(rng);
+    const Plan dp = make_plan("dynacomm", profile, link, PlannerOptions{});
+    const double dp_ms = simulate(profile, link, dp);
+    ASSERT_NEAR(
+        optimal_pull(profile, link).end_ms + optimal_push(profile, link).end_ms + link.latency_ms,
+        dp_ms, tol(dp_ms));
+    ASSERT_NEAR(brute_force_joint(profile, link).iteration_ms, dp_ms, tol(dp_ms));
+  }
+}
+
 // Edge cases the random ranges rarely hit: zero overhead, zero-byte units, huge overhead.
 TEST(DynacommOptimal, EqualsBruteForceAtExtremes) {
   std::mt19937_64 rng(7);
