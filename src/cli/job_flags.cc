@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "cli/flag_checks.h"
 #include "compress/compressor.h"
+#include "compress/push_codec.h"
 #include "model/model_names.h"
 #include "plan/model/quantity.h"
 #include "plan/planners/planner.h"
@@ -83,10 +84,12 @@ void JobFlags::add_job_flags(CLI::App* cmd) {
   cmd->add_option("--compress", compress,
                   "Compression of the pushes: METHOD[:PARAMETER][,ef|,noef], one of " +
                       compression_methods() +
-                      " (docs/compression.md); ,ef adds error feedback, ,noef drops it")
+                      " (docs/compression.md); ,ef adds error feedback, ,noef drops it; "
+                      "auto[:M1+M2...]: per unit, dense, fp16 or a listed method (topk:0.01 "
+                      "when none is listed), whichever the plan predicts fastest")
       ->check([](const std::string& spec) {
         try {
-          compress::make_compressor(spec);
+          compress::PushCodec check(spec);
         } catch (const InvalidInput& e) {
           return std::string(e.what());
         }

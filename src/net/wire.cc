@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <string>
 
 namespace dynacomm::net {
 
@@ -24,6 +25,28 @@ T get(const std::uint8_t* p) {
 bool carries_units(MessageType t) {
   return t == MessageType::kPullReply || t == MessageType::kPush ||
          t == MessageType::kPullRequest || t == MessageType::kPushAck;
+}
+
+// A mixed push's payload walked unit by unit: each starts with its method's index, and the
+// encodings fill the payload exactly ("" when they do).
+std::string mixed_payload_error(const Header& h, const std::uint8_t* payload,
+                                const WireLimits& limits) {
+  std::uint64_t at = 0;
+  for (auto u = h.first_unit; u <= h.last_unit; ++u) {
+    if (at >= h.payload_bytes)
+      return "mixed push of " + std::to_string(h.payload_bytes) + " bytes ends before unit " +
+             std::to_string(u);
+    const std::size_t k = payload[at];
+    if (k >= limits.mixed_bytes.size())
+      return "mixed push: unit " + std::to_string(u) + " names method " + std::to_string(k) +
+             " of a job with " + std::to_string(limits.mixed_bytes.size());
+    at += static_cast<std::uint64_t>(limits.mixed_bytes[k].at(u));
+  }
+  if (at != h.payload_bytes)
+    return "mixed push of " + std::to_string(h.payload_bytes) + " bytes for units " +
+           std::to_string(h.first_unit) + ".." + std::to_string(h.last_unit) +
+           ", their methods' encodings take " + std::to_string(at);
+  return "";
 }
 
 }  // namespace
@@ -166,7 +189,10 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
                   std::to_string(h.last_unit) + " is not within the model's 0.." +
                   std::to_string(n ? n - 1 : 0));
     const bool encoded = h.type == MessageType::kPush && !limits.push_bytes.empty();
-    if (h.type == MessageType::kPullReply || h.type == MessageType::kPush)
+    const bool mixed = h.type == MessageType::kPush && !limits.mixed_bytes.empty();
+    if (mixed)  // walked once the payload is known to be whole
+      expected_payload = h.payload_bytes;
+    else if (h.type == MessageType::kPullReply || h.type == MessageType::kPush)
       for (auto u = h.first_unit; u <= h.last_unit; ++u)
         expected_payload +=
             static_cast<std::uint64_t>(encoded ? limits.push_bytes.at(u) : limits.unit_bytes[u]);
@@ -212,6 +238,8 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
       crc32(payload, static_cast<std::size_t>(h.payload_bytes)) != h.payload_crc32)
     return fail("payload checksum mismatch");
   r.payload = h.payload_bytes ? payload : nullptr;
+  if (h.type == MessageType::kPush && !limits.mixed_bytes.empty())
+    if (std::string e = mixed_payload_error(h, payload, limits); !e.empty()) return fail(e);
   return r;
 }
 

@@ -128,6 +128,9 @@ struct WireLimits {
   // (empty: unit_bytes).
   std::uint16_t push_codec = 0;
   std::vector<std::int64_t> push_bytes{};
+  // A mixed job's pushes (compress/push_codec.h, push_codec 255): per method, each unit's
+  // bytes with its index byte. Each unit of a push starts with its method's index.
+  std::vector<std::vector<std::int64_t>> mixed_bytes{};
 };
 
 struct DecodeResult {

@@ -233,5 +233,32 @@ TEST(Wire, CompressedPushesCarryTheJobsCodecAndEncodedSizes) {
   EXPECT_EQ(decode(m.data(), m.size(), limits).error, "");
 }
 
+// A mixed job: each unit of a push starts with its method's index, and the sizes follow
+// the methods named; a wrong index, a short or a long payload is refused.
+TEST(Wire, MixedPushesAreWalkedUnitByUnit) {
+  WireLimits limits = kLimits;  // units of 16, 8 and 400 bytes
+  limits.push_codec = 255;
+  limits.mixed_bytes = {{17, 9, 401}, {9, 5, 201}};  // float32, fp16, each with its byte
+  Header h{MessageType::kPush, 1, 0, 1, 2};
+  h.codec = static_cast<Codec>(255);
+  std::string payload(9 + 201, '\0');
+  payload[0] = 0;  // unit 1 dense
+  payload[9] = 1;  // unit 2 fp16
+  std::string m = encode(h, payload.data(), payload.size());
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error, "");
+  payload[9] = 0;
+  m = encode(h, payload.data(), payload.size());
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error,
+            "mixed push of 210 bytes for units 1..2, their methods' encodings take 410");
+  payload[9] = 2;
+  m = encode(h, payload.data(), payload.size());
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error,
+            "mixed push: unit 2 names method 2 of a job with 2");
+  m = encode(h, payload.data(), 9);
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error, "mixed push of 9 bytes ends before unit 2");
+  m = encode(h, nullptr, 0);
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error, "mixed push of 0 bytes ends before unit 1");
+}
+
 }  // namespace
 }  // namespace dynacomm::net

@@ -16,7 +16,7 @@
 
 #include "base/error.h"
 #include "base/log_limiter.h"
-#include "compress/compressor.h"
+#include "compress/push_codec.h"
 #include "net/endpoint.h"
 #include "net/job_protocol.h"
 #include "net/wire.h"
@@ -89,7 +89,7 @@ struct PsServer::Impl {
   std::unique_ptr<Membership> members;  // who is in the job
   // Pushes decoded with it, atom by atom (the job's --compress; the wire checks each push's
   // codec field and size against it).
-  std::unique_ptr<compress::Compressor> codec;
+  std::unique_ptr<compress::PushCodec> codec;
   std::vector<float> scratch, atom_scratch;  // what the codec decodes into when it must copy
   // The wire's limits for the job's units (atoms), their pushes encoded with `codec`.
   void set_limits(const std::vector<std::int64_t>& unit_bytes) {
@@ -97,9 +97,24 @@ struct PsServer::Impl {
     limits.max_sender = options.workers - 1;
     limits.push_codec = codec->wire_codec();
     limits.push_bytes.clear();
-    if (codec->name() != "none")
+    limits.mixed_bytes.clear();
+    if (codec->mixed()) {
+      for (std::size_t k = 0; k < codec->size(); ++k) {
+        limits.mixed_bytes.emplace_back();
+        for (std::int64_t b : unit_bytes)
+          limits.mixed_bytes.back().push_back(
+              static_cast<std::int64_t>(codec->encoded_bytes(k, b / 4, 0)));
+      }
+    } else if (codec->names()[0] != "none") {
       for (std::int64_t b : unit_bytes)
-        limits.push_bytes.push_back(static_cast<std::int64_t>(codec->encoded_bytes(b / 4, 0)));
+        limits.push_bytes.push_back(static_cast<std::int64_t>(codec->encoded_bytes(0, b / 4, 0)));
+    }
+  }
+  std::uint64_t dense_bytes(int first, int last) const {
+    std::uint64_t b = 0;
+    for (int u = first; u <= last; ++u)
+      b += static_cast<std::uint64_t>(limits.unit_bytes[static_cast<std::size_t>(u)]);
+    return b;
   }
   // A push's gradients of units first..last, decoded (InvalidInput naming rank and unit).
   const float* decode_push(const net::DecodeResult& m);
@@ -353,23 +368,25 @@ const float* PsServer::Impl::decode_push(const net::DecodeResult& m) {
   const int first = static_cast<int>(h.first_unit), last = static_cast<int>(h.last_unit);
   std::int64_t floats = 0;
   for (int u = first; u <= last; ++u) floats += store->unit_floats(u);
-  if (limits.push_bytes.empty())  // float32: the payload as it is
-    return codec->decode({first, h.iteration}, m.payload, h.payload_bytes, floats, scratch);
+  std::size_t used = 0;
+  if (!codec->mixed() && limits.push_bytes.empty())  // float32: the payload as it is
+    return codec->decode({first, h.iteration}, m.payload, h.payload_bytes, floats, scratch, used);
   scratch.resize(static_cast<std::size_t>(floats));
   const std::uint8_t* at = m.payload;
+  std::size_t left = h.payload_bytes;
   float* out = scratch.data();
   for (int u = first; u <= last; ++u) {
     const std::int64_t n = store->unit_floats(u);
-    const auto size = static_cast<std::size_t>(limits.push_bytes[static_cast<std::size_t>(u)]);
     try {
-      const float* v = codec->decode({u, h.iteration}, at, size, n, atom_scratch);
+      const float* v = codec->decode({u, h.iteration}, at, left, n, atom_scratch, used);
       std::copy(v, v + n, out);
     } catch (const InvalidInput& e) {
       throw InvalidInput("push from rank " + std::to_string(h.sender) + ", iteration " +
                          std::to_string(h.iteration) + ", unit " + std::to_string(u) + ": " +
                          e.what());
     }
-    at += size;
+    at += used;
+    left -= used;
     out += n;
   }
   return scratch.data();
@@ -611,8 +628,11 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
       }
       case net::MessageType::kPush: {
         if (!store) return send_error(peer, "push before the parameters were initialised");
-        const auto start = Clock::now();
+        // The aggregation the workers fit excludes the decoding (their plans count it per
+        // unit, measured) and counts the dense bytes it adds up.
+        const auto received = Clock::now();
         const float* grads = decode_push(m);
+        const auto start = Clock::now();
         if (const int bad = first_non_finite(*store, first, last, grads); bad >= 0)
           throw InvalidInput("push from rank " + std::to_string(h.sender) + ", iteration " +
                              std::to_string(h.iteration) + ": unit " + std::to_string(bad) +
@@ -627,10 +647,13 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         while (slowest.size() > 8) slowest.erase(slowest.begin());
         net::Header ack{net::MessageType::kPushAck, -1, h.iteration, h.first_unit, h.last_unit};
         ack.held_us = static_cast<std::uint64_t>(
-            std::chrono::duration_cast<std::chrono::microseconds>(end - start).count());
+            std::chrono::duration_cast<std::chrono::microseconds>(end - received).count());
         ack.arrived_us = wire_us(arrived);
         if (!advanced.empty())  // this push completed its units: the aggregation
-          last_update = {last_update.sequence + 1, h.payload_bytes, ack.held_us};
+          last_update = {
+              last_update.sequence + 1, dense_bytes(first, last),
+              static_cast<std::uint64_t>(
+                  std::chrono::duration_cast<std::chrono::microseconds>(end - start).count())};
         if (!advanced.empty()) maybe_checkpoint();
         char report[net::kUpdateReportBytes];
         net::put_update_report(report, last_update);
@@ -638,7 +661,8 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         if (traced(h.iteration)) {
           const std::string what =
               units_name(first, last) + " (it " + std::to_string(h.iteration) + ")";
-          events.push_back({h.sender, "push " + what, "ps-push", clock_ms(start), clock_ms(end)});
+          events.push_back(
+              {h.sender, "push " + what, "ps-push", clock_ms(received), clock_ms(end)});
           if (!advanced.empty())
             events.push_back(
                 {options.workers, "update " + what, "ps-update", clock_ms(start), clock_ms(end)});
@@ -741,7 +765,7 @@ PsServer::PsServer(const ServerOptions& options) : PsServer(options, /*socket=*/
 PsServer::PsServer(const ServerOptions& options, bool socket) : impl_(std::make_unique<Impl>()) {
   options.validate();
   impl_->options = options;
-  impl_->codec = compress::make_compressor(options.compression, options.seed);
+  impl_->codec = std::make_unique<compress::PushCodec>(options.compression, options.seed);
   net::RouterOptions ro;
   ro.curve = impl_->options.curve ? &*impl_->options.curve : nullptr;
   ro.max_message_bytes = options.max_message_bytes;

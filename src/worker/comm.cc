@@ -35,7 +35,7 @@ Comm::Comm(net::Transport& transport, model::Model& model, const CommOptions& op
       options_(options),
       slowdown_(options.device_slowdown),
       latency_now_(options.latency_ms),
-      codec_(compress::make_compressor(options.compression, options.seed)),
+      codec_(std::make_unique<compress::PushCodec>(options.compression, options.seed)),
       dense_(compress::make_compressor("none")),
       latency_ms_(options.latency_ms),
       link_(transport, net::LinkEmulation{options.down_bps, options.up_bps, options.latency_ms,
@@ -51,6 +51,8 @@ Comm::Comm(net::Transport& transport, model::Model& model, const CommOptions& op
   cpu_called.resize(n);
   cpu_passed.resize(n);
   cpu_ready.resize(n);
+  std::lock_guard lock(mu_);
+  push_method_.assign(options_.slicing.atoms.size(), 0);  // dense until told otherwise
 }
 
 Comm::~Comm() {
@@ -167,6 +169,23 @@ void Comm::stretch(Clock::time_point since) {
   const auto sleep = (Clock::now() - since) * (f - 1);
   std::this_thread::sleep_for(sleep);
   slept_ms_ += std::chrono::duration<double, std::milli>(sleep).count();
+}
+
+void Comm::set_push_methods(const std::vector<int>& per_unit) {
+  const plan::Slicing& sl = options_.slicing;
+  if (per_unit.size() + 1 != sl.first_atom.size())
+    throw InvalidInput("push methods for " + std::to_string(per_unit.size()) +
+                       " units, the model has " + std::to_string(sl.first_atom.size() - 1));
+  std::vector<std::size_t> atoms(sl.atoms.size());
+  for (std::size_t a = 0; a < atoms.size(); ++a) {
+    const int k = per_unit[static_cast<std::size_t>(sl.atoms[a].unit)];
+    if (k < 0 || static_cast<std::size_t>(k) >= codec_->size())
+      throw InvalidInput("push method " + std::to_string(k) + " of a job with " +
+                         std::to_string(codec_->size()));
+    atoms[a] = static_cast<std::size_t>(k);
+  }
+  std::lock_guard lock(mu_);
+  push_method_ = std::move(atoms);
 }
 
 void Comm::set_device_slowdown(double factor) {
@@ -531,15 +550,19 @@ void Comm::build_pushes() {
     // The gradients go straight into the frame (one copy: the model's buffers are
     // reused by the next backward pass), and the frame to ZeroMQ without another.
     std::int64_t bytes = 0;
-    for (int a = s.first; a <= s.last; ++a)
+    for (int a = s.first; a <= s.last; ++a) {
+      const auto i = static_cast<std::size_t>(a);
       bytes += static_cast<std::int64_t>(
-          codec_->encoded_bytes(slicing_.atoms[static_cast<std::size_t>(a)].params, iteration_));
+          codec_->encoded_bytes(push_method_[i], slicing_.atoms[i].params, iteration_));
+    }
     std::string frame = net::make_frame(static_cast<std::size_t>(bytes));
     auto* at = reinterpret_cast<std::uint8_t*>(&frame[net::kHeaderBytes]);
     for (int a = s.first; a <= s.last; ++a) {
-      const plan::Atom& atom = slicing_.atoms[static_cast<std::size_t>(a)];
-      codec_->encode({a, iteration_}, model_.grads(atom.unit) + atom.offset, atom.params, at);
-      at += codec_->encoded_bytes(atom.params, iteration_);
+      const auto i = static_cast<std::size_t>(a);
+      const plan::Atom& atom = slicing_.atoms[i];
+      codec_->encode(push_method_[i], {a, iteration_}, model_.grads(atom.unit) + atom.offset,
+                     atom.params, at);
+      at += codec_->encoded_bytes(push_method_[i], atom.params, iteration_);
     }
     net::Header h{net::MessageType::kPush, options_.rank, iteration_,
                   static_cast<std::uint32_t>(s.first), static_cast<std::uint32_t>(s.last)};

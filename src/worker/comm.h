@@ -15,6 +15,7 @@
 
 #include "base/thread_annotations.h"
 #include "compress/compressor.h"
+#include "compress/push_codec.h"
 #include "model/model.h"
 #include "net/job_protocol.h"
 #include "net/shaped_transport.h"
@@ -106,6 +107,11 @@ class Comm : public model::UnitObserver {
   void set_link(double down_bps, double up_bps, double latency_ms);
   void set_device_slowdown(double factor);
   double latency_ms() const;  // as now emulated
+  // With --compress auto: each unit's method (an index into the job's, compress/push_codec.h)
+  // for the pushes built from now on; before any call, every unit goes dense (index 0).
+  // InvalidInput for a wrong count or index.
+  void set_push_methods(const std::vector<int>& per_unit);
+  const compress::PushCodec& push_codec() const { return *codec_; }
 
   // Measurements of the last iteration.
   std::vector<Clock::time_point> gate_called, gate_passed, grads_ready;
@@ -188,7 +194,7 @@ class Comm : public model::UnitObserver {
   std::atomic<double> latency_now_;  // the latency as last set
 
   // The communication thread's own: the transport with its emulated link, the codec.
-  std::unique_ptr<compress::Compressor> codec_;  // pushes encoded
+  std::unique_ptr<compress::PushCodec> codec_;   // pushes encoded
   std::unique_ptr<compress::Compressor> dense_;  // pulls decoded (float32)
   std::mutex deferred_mu_;
   std::vector<std::function<void()>> deferred_ DYNACOMM_GUARDED_BY(deferred_mu_);
@@ -202,6 +208,7 @@ class Comm : public model::UnitObserver {
   std::int64_t bytes_up_ DYNACOMM_GUARDED_BY(mu_) = 0;  // this iteration's
   std::int64_t bytes_down_ DYNACOMM_GUARDED_BY(mu_) = 0;
   std::exception_ptr error_ DYNACOMM_GUARDED_BY(mu_);
+  std::vector<std::size_t> push_method_ DYNACOMM_GUARDED_BY(mu_);  // per atom
   bool stop_ DYNACOMM_GUARDED_BY(mu_) = false;
   bool send_goodbye_ DYNACOMM_GUARDED_BY(mu_) = false;
   Clock::time_point goodbye_deadline_ DYNACOMM_GUARDED_BY(mu_){};

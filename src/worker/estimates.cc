@@ -11,9 +11,11 @@ constexpr std::size_t kMinAggregationUpdates = 5;
 
 Replanned estimate(const plan::UnitTimeEstimator& compute, plan::LinkEstimator down,
                    plan::LinkEstimator up, const plan::AggregationEstimator& aggregation,
-                   plan::ModelProfile profile, plan::LinkProfile given, double latency_ms) {
+                   const PushCodecs& codecs, plan::ModelProfile profile, plan::LinkProfile given,
+                   double latency_ms) {
   Replanned r;
   compute.apply(profile);
+  profile = codecs.apply(profile);
   const plan::LinkFit d = down.estimate(given.down_bps), u = up.estimate(given.up_bps);
   if (aggregation.size() >= kMinAggregationUpdates) {
     const plan::AggregationFit a = aggregation.estimate();

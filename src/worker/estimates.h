@@ -7,6 +7,7 @@
 #include "plan/estimate/estimator.h"
 #include "plan/model/profile.h"
 #include "plan/replan/replan.h"
+#include "worker/codec_costs.h"
 
 namespace dynacomm::worker {
 
@@ -18,6 +19,7 @@ struct Estimators {
   plan::UnitTimeEstimator compute;
   plan::LinkEstimator down, up;
   plan::AggregationEstimator aggregation;
+  PushCodecs codecs;  // what the pushes cost encoded, from the warm-up's end (empty: dense)
 };
 
 // What the estimates say, and (for a re-planning task) what it decided from them and how
@@ -30,15 +32,17 @@ struct Replanned {
   double planning_ms = 0;
 };
 
-// Unit times from `compute`, the link from the transfer estimators (the `given`
-// bandwidths before any fit), the PS's aggregation from its updates (the warm-up's, in
-// `given`, before enough of them), and the emulated latency.
+// Unit times from `compute`, the pushes' bytes and codec times from `codecs`, the link
+// from the transfer estimators (the `given` bandwidths before any fit), the PS's
+// aggregation from its updates (the warm-up's, in `given`, before enough of them), and the
+// emulated latency. `profile` is the dense one.
 Replanned estimate(const plan::UnitTimeEstimator& compute, plan::LinkEstimator down,
                    plan::LinkEstimator up, const plan::AggregationEstimator& aggregation,
-                   plan::ModelProfile profile, plan::LinkProfile given, double latency_ms);
+                   const PushCodecs& codecs, plan::ModelProfile profile, plan::LinkProfile given,
+                   double latency_ms);
 inline Replanned estimate(const Estimators& e, const plan::ModelProfile& profile,
                           const plan::LinkProfile& given, double latency_ms) {
-  return estimate(e.compute, e.down, e.up, e.aggregation, profile, given, latency_ms);
+  return estimate(e.compute, e.down, e.up, e.aggregation, e.codecs, profile, given, latency_ms);
 }
 
 }  // namespace dynacomm::worker

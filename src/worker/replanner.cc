@@ -48,7 +48,7 @@ void Replanner::start(std::int64_t it, const plan::PlannerOptions& planner,
   replanning.fd_max_evaluations = std::min(planner.fd_max_evaluations, kReplanSearchEvaluations);
   policy_.set_planner_options(replanning);
   current_plan_id_ = 1;
-  policy_.adopt(it, c_.result.plans[0].plan, c_.profile, link);
+  policy_.adopt(it, c_.result.plans[0].plan, c_.estimators.codecs.apply(c_.profile), link);
   if (c_.o.workers > 1 && c_.result.plans[0].plan.full_duplex &&
       mode_ != plan::ReplanMode::kStatic) {
     job_plan_ = true;  // re-planned on each worker alone, the plans would part again
@@ -167,7 +167,7 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
                                       given = c_.given, latency = c_.comm.latency_ms()]() mutable {
         const auto t0 = Clock::now();
         Replanned r = estimate(e.compute, std::move(e.down), std::move(e.up), e.aggregation,
-                               profile, given, latency);
+                               e.codecs, profile, given, latency);
         r.decision = policy.evaluate(r.profile, r.link);
         r.planning_ms = ms_between(t0, Clock::now());
         return r;

@@ -95,8 +95,8 @@ std::vector<Prediction> repredict(const RotationLog& log, const std::vector<plan
       then.compute_stretch_down = i.stretch_down;
       then.compute_stretch_up = i.stretch_up;
     }
-    const worker::Replanned now =
-        worker::estimate(r.compute, r.down, r.up, r.aggregation, log.profile, then, log.latency_ms);
+    const worker::Replanned now = worker::estimate(r.compute, r.down, r.up, r.aggregation, {},
+                                                   log.profile, then, log.latency_ms);
     r.down.hold_overhead(now.held_down_ms);  // as the re-planning task hands them back
     r.up.hold_overhead(now.held_up_ms);
     const plan::Plan& p = plans[static_cast<std::size_t>(i.plan_id - 1)];

@@ -25,7 +25,8 @@ ModelProfile with_codecs(const ModelProfile& dense, const CodecOptions& options,
       throw InvalidInput("codec choice: unit " + std::to_string(u) + " (" + p.units[u].name +
                          "), option " + o.method + ": negative or non-finite cost");
     UnitProfile& unit = p.units[u];
-    unit.push_bytes = o.push_bytes;
+    // Dense stays dense: the profile of an all-dense choice is the dense profile.
+    unit.push_bytes = o.method == "none" ? -1 : o.push_bytes;
     unit.backward_ms += o.encode_ms;
     unit.decode_ms = o.decode_ms;
   }

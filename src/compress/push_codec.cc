@@ -1,0 +1,74 @@
+#include "compress/push_codec.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+
+namespace dynacomm::compress {
+
+std::vector<std::string> auto_methods(const std::string& spec) {
+  if (spec != "auto" && spec.rfind("auto:", 0) != 0) return {};
+  std::vector<std::string> names{"none", "fp16"};
+  std::string listed = spec == "auto" ? "topk:0.01" : spec.substr(5);
+  if (listed.empty()) throw InvalidInput("compression 'auto:': list methods after the colon");
+  std::size_t at = 0;
+  while (at <= listed.size()) {
+    const std::size_t plus = std::min(listed.find('+', at), listed.size());
+    const std::string one = listed.substr(at, plus - at);
+    if (one.empty() || one.rfind("auto", 0) == 0)
+      throw InvalidInput("compression '" + spec + "': methods joined by +, e.g. auto:topk:0.01+qsgd:64");
+    const std::string name = make_compressor(one)->name();
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    at = plus + 1;
+  }
+  if (names.size() > kMaxMixedMethods)
+    throw InvalidInput("compression '" + spec + "': more than " +
+                       std::to_string(kMaxMixedMethods) + " methods");
+  return names;
+}
+
+PushCodec::PushCodec(const std::string& spec, std::uint64_t seed) {
+  const std::vector<std::string> names = auto_methods(spec);
+  mixed_ = !names.empty();
+  if (!mixed_) methods_.push_back(make_compressor(spec, seed));
+  for (const std::string& n : names) methods_.push_back(make_compressor(n, seed));
+}
+
+std::vector<std::string> PushCodec::names() const {
+  std::vector<std::string> out;
+  for (const auto& m : methods_) out.push_back(m->name());
+  return out;
+}
+
+std::size_t PushCodec::encoded_bytes(std::size_t k, std::int64_t floats,
+                                     std::int64_t iteration) const {
+  return methods_.at(k)->encoded_bytes(floats, iteration) + (mixed_ ? 1 : 0);
+}
+
+void PushCodec::encode(std::size_t k, Slot slot, const float* in, std::int64_t floats,
+                       std::uint8_t* out) {
+  if (mixed_) *out++ = static_cast<std::uint8_t>(k);
+  methods_.at(k)->encode(slot, in, floats, out);
+}
+
+const float* PushCodec::decode(Slot slot, const std::uint8_t* in, std::size_t available,
+                               std::int64_t floats, std::vector<float>& scratch,
+                               std::size_t& used) const {
+  std::size_t k = 0;
+  if (mixed_) {
+    if (available < 1) throw InvalidInput("no method byte: the push ends early");
+    k = *in++;
+    --available;
+    if (k >= methods_.size())
+      throw InvalidInput("method " + std::to_string(k) + " of a job with " +
+                         std::to_string(methods_.size()));
+  }
+  const std::size_t size = methods_[k]->encoded_bytes(floats, slot.iteration);
+  if (size > available)
+    throw InvalidInput(methods_[k]->name() + ": " + std::to_string(size) + " bytes, " +
+                       std::to_string(available) + " left in the push");
+  used = size + (mixed_ ? 1 : 0);
+  return methods_[k]->decode(slot, in, size, floats, scratch);
+}
+
+}  // namespace dynacomm::compress
