@@ -1,6 +1,7 @@
 // libFuzzer: every compression method's decoder (compress/), as the PS runs it on a push's
-// payload. The first byte picks the method, the next two the value count; the rest is the
-// payload. Nothing may crash or read out of bounds; a bad payload is an InvalidInput.
+// payload. The first byte picks the method (bit 7: a mixed job's atom), the next two the
+// value count; the rest is the payload. Nothing may crash or read out of bounds; a bad payload is
+// an InvalidInput.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "base/error.h"
 #include "compress/compressor.h"
+#include "compress/push_codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dynacomm;
@@ -20,9 +22,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   data += 3;
   size -= 3;
   auto codec = compress::make_compressor(spec, /*seed=*/7);
+  // Bit 7 of the first byte: a mixed job's atom (--compress auto), its method byte first.
+  static const compress::PushCodec mixed("auto:qsgd:3+topk:0.25+randomk:0.25+onebit", 7);
   std::vector<float> scratch;
   try {
-    const float* v = codec->decode({floats % 5, floats % 3}, data, size, floats, scratch);
+    std::size_t used = 0;
+    const float* v = (data[-3] & 0x80)
+                         ? mixed.decode({floats % 5, floats % 3}, data, size, floats, scratch, used)
+                         : codec->decode({floats % 5, floats % 3}, data, size, floats, scratch);
     volatile float sum = 0;
     for (std::int64_t i = 0; i < floats; ++i) sum = sum + v[i];  // every value readable
   } catch (const InvalidInput&) {

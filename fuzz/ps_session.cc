@@ -1,7 +1,8 @@
 // libFuzzer: the PS's handling of a whole sequence of messages from up to four peers (a
 // job of two workers and strangers), through ps::PsHarness: no sockets, the real server
 // code. Each record of the input is one message:
-//   kind u8 (bit 0: raw bytes as they are; bits 1-2: which peer) | length u16 | body
+//   kind u8 (bit 0: raw bytes as they are; bits 1-2: which peer; the first record's bit 7:
+//   a mixed-codec job) | length u16 | body
 // A body that is not raw is a header's fields (type u16, sender i32, iteration i64,
 // first u32, last u32, flags u16, compute_us u32) then the payload, encoded with valid
 // checksums, so the fuzzer reaches past the decoder into the PS's logic. Nothing a peer
@@ -24,7 +25,7 @@ T take(const std::uint8_t*& p) {
   return v;
 }
 
-std::string frame_of(const std::uint8_t* body, std::size_t size) {
+std::string frame_of(const std::uint8_t* body, std::size_t size, bool mixed) {
   using namespace dynacomm::net;
   constexpr std::size_t kFields = 2 + 4 + 8 + 4 + 4 + 2 + 4;
   if (size < kFields) return std::string(reinterpret_cast<const char*>(body), size);
@@ -37,6 +38,7 @@ std::string frame_of(const std::uint8_t* body, std::size_t size) {
   h.last_unit = take<std::uint32_t>(p) % 4;
   h.flags = take<std::uint16_t>(p) & 3;
   h.compute_us = take<std::uint32_t>(p);
+  if (mixed && h.type == MessageType::kPush) h.codec = static_cast<Codec>(255);
   return encode(h, p, size - kFields);
 }
 
@@ -47,6 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ps::ServerOptions o;
   o.workers = 2;
   o.log = [](const std::string&) {};
+  // The first record's kind, bit 7: a job whose pushes are mixed (--compress auto), each
+  // atom prefixed by its method's index.
+  const bool mixed = size > 0 && (data[0] & 0x80);
+  if (mixed) o.compression = "auto:qsgd:4+topk:0.5";
   ps::PsHarness ps(o);
   static const char* const kPeers[4] = {"peer-a", "peer-b", "peer-c", "peer-d"};
   while (size >= 3) {
@@ -55,8 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     data += 3;
     size -= 3;
     if (len > size) len = size;
-    const std::string frame =
-        (kind & 1) ? std::string(reinterpret_cast<const char*>(data), len) : frame_of(data, len);
+    const std::string frame = (kind & 1) ? std::string(reinterpret_cast<const char*>(data), len)
+                                         : frame_of(data, len, mixed);
     data += len;
     size -= len;
     if (!ps.feed(kPeers[(kind >> 1) & 3], frame.data(), frame.size())) break;

@@ -16,7 +16,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ++data;
   --size;
   // A small model's layout: 3 units.
-  const net::WireLimits limits{{12, 4, 40}, 3, 4096};
+  net::WireLimits limits{{12, 4, 40}, 3, 4096};
+  if (pick & 0x80) {  // a mixed job's pushes: two methods, each unit's bytes per method
+    limits.push_codec = 255;
+    limits.mixed_bytes = {{13, 5, 41}, {7, 3, 21}};
+  }
   try {
     switch (pick % 7) {
       case 0: {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <map>
 #include <memory>
 
 #include "base/error.h"
@@ -78,6 +80,27 @@ plan::CodecOptions measure_codecs(const plan::Slicing& slicing,
     for (const std::string& m : methods)
       options[u].push_back(measure_unit(slicing, static_cast<int>(u), grads[u], m, reps, iteration));
   return options;
+}
+
+std::string describe_choice(const PushCodecs& codecs) {
+  std::map<std::string, int> units;
+  double encode_ms = 0, decode_ms = 0, bytes = 0, dense = 0;
+  for (std::size_t u = 0; u < codecs.options.size(); ++u) {
+    const plan::CodecOption& o = codecs.options[u][static_cast<std::size_t>(codecs.choice.at(u))];
+    ++units[o.method];
+    encode_ms += o.encode_ms;
+    decode_ms += o.decode_ms;
+    bytes += static_cast<double>(o.push_bytes);
+    dense += static_cast<double>(codecs.options[u][0].push_bytes);
+  }
+  std::string out;
+  for (const auto& [method, n] : units)
+    out += (out.empty() ? "" : ", ") + method + " (" + std::to_string(n) + " units)";
+  char line[160];
+  std::snprintf(line, sizeof line,
+                ": %.3f MB an iteration (dense %.3f MB), encoding %.1f ms, decoding %.1f ms",
+                bytes / 1e6, dense / 1e6, encode_ms, decode_ms);
+  return out + line;
 }
 
 }  // namespace dynacomm::worker

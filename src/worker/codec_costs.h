@@ -31,10 +31,15 @@ plan::CodecOptions measure_codecs(const plan::Slicing& slicing,
 struct PushCodecs {
   plan::CodecOptions options;
   std::vector<int> choice;
+  bool choose = false;  // --compress auto: the choice is re-made with the plans
   bool empty() const { return options.empty(); }
   plan::ModelProfile apply(const plan::ModelProfile& dense) const {
     return empty() ? dense : plan::with_codecs(dense, options, choice);
   }
 };
+
+// "fp16 (2 units), topk:0.01,ef (2 units): 0.045 MB an iteration (dense 3.298 MB),
+// encoding 6.1 ms, decoding 2.0 ms".
+std::string describe_choice(const PushCodecs& codecs);
 
 }  // namespace dynacomm::worker

@@ -15,6 +15,7 @@ Replanned estimate(const plan::UnitTimeEstimator& compute, plan::LinkEstimator d
                    double latency_ms) {
   Replanned r;
   compute.apply(profile);
+  r.dense = profile;
   profile = codecs.apply(profile);
   const plan::LinkFit d = down.estimate(given.down_bps), u = up.estimate(given.up_bps);
   if (aggregation.size() >= kMinAggregationUpdates) {

@@ -26,7 +26,8 @@ struct Estimators {
 // long it took; the link estimators' held overheads go back to the originals.
 struct Replanned {
   plan::ReplanDecision decision;
-  plan::ModelProfile profile;
+  plan::ModelProfile profile;  // with the pushes' codecs
+  plan::ModelProfile dense;    // without: what a fresh codec choice starts from
   plan::LinkProfile link;
   double held_down_ms, held_up_ms;
   double planning_ms = 0;

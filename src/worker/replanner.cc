@@ -23,6 +23,13 @@ constexpr double kAnyGain = 1e-3;
 // 3.5 s and 2.5 s for the same plan.
 constexpr long kReplanSearchEvaluations = 20000;
 
+// The policy's decision for the estimates; with --compress auto, the codecs chosen afresh.
+plan::ReplanDecision decide(const plan::ReplanPolicy& policy, const Replanned& r,
+                            const PushCodecs& codecs, double threshold = -1) {
+  if (!codecs.choose) return policy.evaluate(r.profile, r.link, threshold);
+  return policy.evaluate_codecs(r.dense, codecs.options, codecs.choice, r.link, threshold);
+}
+
 std::string fmt_g(double x) {
   char b[32];
   std::snprintf(b, sizeof b, "%g", x);
@@ -63,8 +70,20 @@ Replanned Replanner::estimates_now() const {
   return estimate(c_.estimators, c_.profile, c_.given, c_.comm.latency_ms());
 }
 
-void Replanner::adopt(std::int64_t it, const plan::ReplanDecision& d, const plan::ModelProfile& p,
-                      const plan::LinkProfile& l, const std::string& why, Change& change) {
+void Replanner::follow_codecs(std::int64_t it, const plan::ReplanDecision& d) {
+  PushCodecs& codecs = c_.estimators.codecs;
+  if (!codecs.choose || d.codec_choice.empty() || d.codec_choice == codecs.choice) return;
+  c_.comm.set_push_methods(d.codec_choice);
+  codecs.choice = d.codec_choice;
+  c_.progress << "worker " << c_.o.rank << ": pushes from iteration " << it << ": "
+              << describe_choice(codecs) << "\n";
+}
+
+void Replanner::adopt(std::int64_t it, const plan::ReplanDecision& d, const Replanned& r,
+                      const std::string& why, Change& change) {
+  follow_codecs(it, d);
+  const plan::ModelProfile p = c_.estimators.codecs.apply(r.dense);
+  const plan::LinkProfile& l = r.link;
   policy_.adopt(it, d.plan, p, l);
   current_plan_id_ = static_cast<int>(c_.result.plans.size()) + 1;
   c_.result.plans.push_back({current_plan_id_, policy_.scheduler(), d.plan, d.best_ms, d.best_ms,
@@ -83,13 +102,14 @@ void Replanner::adopt(std::int64_t it, const plan::ReplanDecision& d, const plan
 
 // What a re-planning decided: adopted, or for a job's plan reported to the PS (its
 // prediction of the plan in use, and the plan it would change to).
-void Replanner::consider(std::int64_t it, const plan::ReplanDecision& d,
-                         const plan::ModelProfile& p, const plan::LinkProfile& l,
+void Replanner::consider(std::int64_t it, const plan::ReplanDecision& d, const Replanned& r,
                          const std::string& why, Change& change) {
   if (!job_plan_) {
-    if (d.change) adopt(it, d, p, l, why, change);
+    if (d.change) adopt(it, d, r, why, change);
     return;
   }
+  // A job's plan changes through the PS; a worker's codecs are its own.
+  if (d.change) follow_codecs(it, d);
   if (!(d.current_ms > 0) || !std::isfinite(d.current_ms)) return;
   net::ReplanReport report{d.current_ms, std::nullopt};
   if (d.change && d.best_ms > 0 && std::isfinite(d.best_ms))
@@ -115,7 +135,7 @@ void Replanner::follow_the_job(std::int64_t it, Change& change) {
   d.best_ms = c.predicted_ms;
   const Replanned r = estimates_now();
   const std::string why = c.why;
-  adopt(it, d, r.profile, r.link,
+  adopt(it, d, r,
         "the job's plan, proposed by rank " + std::to_string(from) +
             " (the slowest by its prediction)" + (why.empty() ? "" : ": " + why),
         change);
@@ -138,7 +158,7 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
     if (replanning_from_ >= job_plan_from_) {  // else it judged the job's previous plan
       plan::ReplanDecision d = r.decision;
       d.change = d.change && policy_.due(it);
-      consider(it, d, r.profile, r.link, d.why, change);
+      consider(it, d, r, d.why, change);
     }
   }
   std::optional<Replanned> now_estimates;
@@ -168,7 +188,7 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
         const auto t0 = Clock::now();
         Replanned r = estimate(e.compute, std::move(e.down), std::move(e.up), e.aggregation,
                                e.codecs, profile, given, latency);
-        r.decision = policy.evaluate(r.profile, r.link);
+        r.decision = decide(policy, r, e.codecs);
         r.planning_ms = ms_between(t0, Clock::now());
         return r;
       });
@@ -183,9 +203,9 @@ Replanner::Change Replanner::before_iteration(std::int64_t it, std::int64_t step
   } else if (mode_ == plan::ReplanMode::kEpoch && step == 0) {
     // The paper's policy: plan afresh at every epoch's start from what was measured.
     Replanned r = estimates_now();
-    r.decision = policy_.evaluate(r.profile, r.link, kAnyGain);
-    consider(it, r.decision, r.profile, r.link,
-             "epoch " + std::to_string(epoch) + " starts; " + r.decision.why, change);
+    r.decision = decide(policy_, r, c_.estimators.codecs, kAnyGain);
+    consider(it, r.decision, r, "epoch " + std::to_string(epoch) + " starts; " + r.decision.why,
+             change);
   } else if (mode_ == plan::ReplanMode::kOracle && c_.link_row.load() != oracle_row_) {
     // Handed the true link figures at every change (the overheads as estimated).
     oracle_row_ = c_.link_row.load();
@@ -194,8 +214,8 @@ Replanner::Change Replanner::before_iteration(std::int64_t it, std::int64_t step
     r.link.down_bps = row.down_bps;
     r.link.up_bps = row.up_bps;
     r.link.latency_ms = row.latency_ms;
-    r.decision = policy_.evaluate(r.profile, r.link, kAnyGain);
-    consider(it, r.decision, r.profile, r.link,
+    r.decision = decide(policy_, r, c_.estimators.codecs, kAnyGain);
+    consider(it, r.decision, r,
              "the link changed at " +
                  (c_.o.link_trace.by_iteration ? "iteration " + std::to_string(row.iteration)
                                                : fmt_g(row.time_s) + " s") +

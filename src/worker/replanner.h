@@ -61,10 +61,12 @@ class Replanner {
   int plan_id() const { return current_plan_id_; }  // the plan in use (0: warm-up)
 
  private:
-  void adopt(std::int64_t it, const plan::ReplanDecision& d, const plan::ModelProfile& p,
-             const plan::LinkProfile& l, const std::string& why, Change& change);
-  void consider(std::int64_t it, const plan::ReplanDecision& d, const plan::ModelProfile& p,
-                const plan::LinkProfile& l, const std::string& why, Change& change);
+  void adopt(std::int64_t it, const plan::ReplanDecision& d, const Replanned& r,
+             const std::string& why, Change& change);
+  void consider(std::int64_t it, const plan::ReplanDecision& d, const Replanned& r,
+                const std::string& why, Change& change);
+  // --compress auto: the pushes' codecs from iteration `it` on, when the decision changes them.
+  void follow_codecs(std::int64_t it, const plan::ReplanDecision& d);
   void follow_the_job(std::int64_t it, Change& change);
   void dynamic(std::int64_t it, Change& change);
   Replanned estimates_now() const;

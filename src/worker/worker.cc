@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <tuple>
 
@@ -308,58 +307,29 @@ PushCodecs push_codecs(const WorkerOptions& o, const model::Model& model, Comm& 
       mixed ? comm.push_codec().names() : std::vector<std::string>{"none", o.compression};
   PushCodecs c{measure_codecs(slicing, grads, methods, 3, it), {}};
   if (mixed) {
-    auto with = [&](const std::string& scheduler) {
+    auto with = [&](const std::string& scheduler) -> plan::PlanAndPredict {
       return [&, scheduler](const plan::ModelProfile& p) {
         plan::Plan plan = plan::make_plan(scheduler, p, link, planner);
         return std::pair{plan, plan::predict_plan_ms(p, link, plan, planner)};
       };
     };
-    // The search plans phase-separated (fast); its result, all-dense and every uniform
-    // choice are then judged with the scheduler the job runs (full duplex may hide what
-    // the phase-separated plan would gain).
+    // Judged with the scheduler the job runs (full duplex may hide what a phase-separated
+    // plan would gain); dense stays unless compression beats it by more than the
+    // re-planning threshold, the model's own noise margin.
     const std::vector<std::string> planned = planned_schedulers(o);
     const std::string judge =
         std::find(planned.begin(), planned.end(), "dynacomm-fd") != planned.end() ? "dynacomm-fd"
                                                                                   : planned.front();
-    // Dense is the incumbent: compression is taken when its prediction beats dense's by
-    // more than the re-planning threshold, the model's own noise margin (plan/replan/replan.h).
-    std::vector<std::vector<int>> candidates{std::vector<int>(c.options.size(), 0)};
-    for (std::size_t k = 1; k < methods.size(); ++k)
-      candidates.emplace_back(c.options.size(), static_cast<int>(k));
-    candidates.push_back(plan::choose_codecs(profile, c.options, with("dynacomm")).choice);
-    double best_ms = 0, dense_ms = 0;
-    for (const auto& candidate : candidates) {
-      const double ms = with(judge)(plan::with_codecs(profile, c.options, candidate)).second;
-      if (c.choice.empty()) dense_ms = ms;
-      if (c.choice.empty() || ms < best_ms) {
-        c.choice = candidate;
-        best_ms = ms;
-      }
-    }
-    if (best_ms >= dense_ms * (1 - o.replan_options.threshold)) c.choice = candidates[0];
+    c.choice = plan::choose_job_codecs(profile, c.options, with("dynacomm"), with(judge), {},
+                                       o.replan_options.threshold)
+                   .choice;
+    c.choose = true;
     comm.set_push_methods(c.choice);
   } else {
     c.choice.assign(c.options.size(), 1);
   }
-  const plan::ModelProfile p = c.apply(profile);
-  double encode_ms = 0, decode_ms = 0;
-  std::map<std::string, int> units_per_method;
-  for (std::size_t u = 0; u < c.options.size(); ++u) {
-    const plan::CodecOption& chosen = c.options[u][static_cast<std::size_t>(c.choice[u])];
-    encode_ms += chosen.encode_ms;
-    decode_ms += chosen.decode_ms;
-    ++units_per_method[chosen.method];
-  }
-  std::string chosen;
-  for (const auto& [m, n] : units_per_method)
-    chosen += (chosen.empty() ? "" : ", ") + m + " (" + std::to_string(n) + " units)";
-  char line[160];
-  std::snprintf(line, sizeof line,
-                ": %.3f MB an iteration (dense %.3f MB), encoding %.1f ms here, decoding %.1f ms "
-                "(measured on this device)\n",
-                p.total_push_bytes() / 1e6, profile.total_bytes() / 1e6, encode_ms, decode_ms);
   progress << "worker " << o.rank << ": pushes " << (mixed ? "chosen per unit: " : "with ")
-           << chosen << line;
+           << describe_choice(c) << " (measured on this device)\n";
   return c;
 }
 

@@ -96,6 +96,37 @@ CodecChoice choose_codecs(const ModelProfile& dense, const CodecOptions& options
   return eval.best;
 }
 
+CodecChoice choose_job_codecs(const ModelProfile& dense, const CodecOptions& options,
+                              const PlanAndPredict& search, const PlanAndPredict& judge,
+                              const std::vector<int>& in_use, double margin, bool uniform) {
+  check_options(dense, options);
+  const std::vector<int> incumbent = in_use.empty() ? std::vector<int>(options.size(), 0) : in_use;
+  std::vector<std::vector<int>> candidates{incumbent};
+  std::size_t most = 0;
+  for (const auto& o : options) most = std::max(most, o.size());
+  for (std::size_t k = 0; k < (uniform ? most : 1); ++k) {
+    std::vector<int> same;
+    for (const auto& o : options) same.push_back(static_cast<int>(std::min(k, o.size() - 1)));
+    candidates.push_back(std::move(same));
+  }
+  candidates.push_back(choose_codecs(dense, options, search).choice);
+  Evaluator eval{dense, options, judge, {}};
+  double incumbent_ms = 0;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (std::find(candidates.begin(), candidates.begin() + static_cast<long>(i), candidates[i]) !=
+        candidates.begin() + static_cast<long>(i))
+      continue;  // judged already
+    const double ms = eval(candidates[i]);
+    if (i == 0) incumbent_ms = ms;
+  }
+  if (!(eval.best.predicted_ms < incumbent_ms * (1 - margin)) && eval.best.choice != incumbent) {
+    auto [plan, ms] = judge(with_codecs(dense, options, incumbent));
+    const int evaluations = eval.best.evaluations + 1;
+    eval.best = {incumbent, std::move(plan), ms, evaluations};
+  }
+  return eval.best;
+}
+
 CodecChoice brute_force_codecs(const ModelProfile& dense, const CodecOptions& options,
                                const PlanAndPredict& plan, long limit) {
   check_options(dense, options);

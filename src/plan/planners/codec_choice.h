@@ -56,6 +56,17 @@ using PlanAndPredict = std::function<std::pair<Plan, double>(const ModelProfile&
 CodecChoice choose_codecs(const ModelProfile& dense, const CodecOptions& options,
                           const PlanAndPredict& plan, int max_sweeps = 8);
 
+// A job's choice, as --compress auto makes it: choose_codecs with `search` (a fast
+// planner: the phase-separated optimum), then that result, all-dense (option 0), every
+// uniform choice (unless `uniform` is false: a re-planning search beside training keeps
+// to the fewest judged plans) and `in_use` (when not empty) judged with `judge` (the
+// scheduler the job runs), each distinct choice once. The best, unless it beats the incumbent
+// (`in_use`, else all-dense) by no more than `margin` (a fraction of the incumbent's prediction):
+// then the incumbent, so noise in the estimates does not flip the choice.
+CodecChoice choose_job_codecs(const ModelProfile& dense, const CodecOptions& options,
+                              const PlanAndPredict& search, const PlanAndPredict& judge,
+                              const std::vector<int>& in_use, double margin, bool uniform = true);
+
 // Every combination (the product of the option counts; InvalidInput above `limit`): what
 // choose_codecs is checked against.
 CodecChoice brute_force_codecs(const ModelProfile& dense, const CodecOptions& options,

@@ -115,5 +115,32 @@ TEST(CodecChoice, BigUnitsOnSlowLinksGoCompressedFastLinksStayDense) {
   EXPECT_EQ(c.choice, (std::vector<int>{0, 0, 0}));
 }
 
+// The job's choice keeps the incumbent unless the best beats it by more than the margin,
+// and is never worse than the incumbent or any uniform choice, judged by the judge.
+TEST(CodecChoice, JobChoiceKeepsTheIncumbentWithinTheMargin) {
+  std::mt19937_64 rng(77);
+  for (int c = 0; c < 100; ++c) {
+    const ModelProfile p = testing::random_profile(rng, 1, 5);
+    const LinkProfile link = testing::random_link(rng);
+    const CodecOptions options = random_options(rng, p);
+    const PlanAndPredict judge = planner("dynacomm", link);
+    std::vector<int> in_use(p.units.size());
+    for (auto& k : in_use) k = static_cast<int>(rng() % 3);
+    const double incumbent_ms = judge(with_codecs(p, options, in_use)).second;
+    for (const double margin : {0.0, 0.05, 0.5}) {
+      const CodecChoice j = choose_job_codecs(p, options, judge, judge, in_use, margin);
+      if (j.choice == in_use) {
+        EXPECT_GE(j.predicted_ms, incumbent_ms * (1 - margin) * (1 - 1e-12)) << c;
+      } else {
+        EXPECT_LT(j.predicted_ms, incumbent_ms * (1 - margin)) << c;
+      }
+      for (int k = 0; k < 3 && margin == 0; ++k)
+        EXPECT_LE(j.predicted_ms,
+                  judge(with_codecs(p, options, std::vector<int>(p.units.size(), k))).second *
+                      (1 + 1e-12));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dynacomm::plan

@@ -76,6 +76,32 @@ ReplanDecision ReplanPolicy::evaluate(const ModelProfile& profile, const LinkPro
   return d;
 }
 
+ReplanDecision ReplanPolicy::evaluate_codecs(const ModelProfile& dense, const CodecOptions& options,
+                                             const std::vector<int>& in_use,
+                                             const LinkProfile& link, double threshold) const {
+  if (adopted_at_ < 0) throw Error("re-planning: no plan adopted yet");
+  if (threshold < 0) threshold = options_.threshold;
+  auto with = [&](const std::string& scheduler) -> PlanAndPredict {
+    return [&, scheduler](const ModelProfile& p) {
+      Plan plan = make_plan(scheduler, p, link, planner_);
+      return std::pair{plan, predict_plan_ms(p, link, plan, planner_)};
+    };
+  };
+  const ModelProfile now = with_codecs(dense, options, in_use);
+  const CodecChoice c =
+      choose_job_codecs(dense, options, with("dynacomm"), with(scheduler_), in_use, threshold,
+                        /*uniform=*/false);
+  ReplanDecision d;
+  d.plan = c.plan;
+  d.best_ms = c.predicted_ms;
+  d.codec_choice = c.choice;
+  d.current_ms = predict_plan_ms(now, link, current_, planner_);
+  d.change =
+      (!(d.plan == current_) || c.choice != in_use) && d.current_ms > d.best_ms * (1 + threshold);
+  d.why = describe_change(made_for_profile_, made_for_link_, now, link);
+  return d;
+}
+
 namespace {
 bool moved(double before, double after) {
   const double base = std::max(std::abs(before), 1e-9);

@@ -26,6 +26,7 @@
 
 #include "plan/model/plan.h"
 #include "plan/model/profile.h"
+#include "plan/planners/codec_choice.h"
 #include "plan/planners/planner.h"
 
 namespace dynacomm::plan {
@@ -47,6 +48,7 @@ struct ReplanDecision {
   double current_ms = 0;  // the plan in use, predicted under the estimates
   double best_ms = 0;     // the best plan, predicted under the estimates
   std::string why;        // what moved since the plan in use was made
+  std::vector<int> codec_choice;  // evaluate_codecs: the choice the best plan is made for
   double gain_ms() const { return current_ms - best_ms; }
 };
 
@@ -66,6 +68,13 @@ class ReplanPolicy {
   // const: safe to run on another thread on a copy of the policy.
   ReplanDecision evaluate(const ModelProfile& profile, const LinkProfile& link,
                           double threshold = -1) const;
+  // The same with the pushes' codecs chosen afresh per unit (--compress auto,
+  // codec_choice.h): `dense` is the estimates' profile without codecs; the plan in use is
+  // predicted with the choice in use, the best plan is the scheduler's for the best choice
+  // (choose_job_codecs, searched phase-separated). A change of the choice alone is a change.
+  ReplanDecision evaluate_codecs(const ModelProfile& dense, const CodecOptions& options,
+                                 const std::vector<int>& in_use, const LinkProfile& link,
+                                 double threshold = -1) const;
 
   const Plan& current() const { return current_; }
   const std::string& scheduler() const { return scheduler_; }
