@@ -291,6 +291,15 @@ void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, cons
   evaluate_epoch(model, test, o, log, result, /*final=*/true);
 }
 
+// A result to fill: what the job's share and the hello said.
+WorkerResult joined_result(const DataShare& share, const Joined& joined) {
+  WorkerResult result;
+  result.steps_per_epoch = share.steps_per_epoch;
+  result.transport_rtt_ms = joined.rtt_ms;
+  result.ps_clock_offset_ms = joined.ps_clock_offset_ms;
+  return result;
+}
+
 // With --compress: what each unit's pushes cost encoded, measured on the last warm-up
 // iteration's gradients (still in the model: the next backward has not run); with
 // --compress auto, each unit's method chosen from those costs (plan/planners/codec_choice.h,
@@ -307,12 +316,6 @@ PushCodecs push_codecs(const WorkerOptions& o, const model::Model& model, Comm& 
       mixed ? comm.push_codec().names() : std::vector<std::string>{"none", o.compression};
   PushCodecs c{measure_codecs(slicing, grads, methods, 3, it), {}};
   if (mixed) {
-    auto with = [&](const std::string& scheduler) -> plan::PlanAndPredict {
-      return [&, scheduler](const plan::ModelProfile& p) {
-        plan::Plan plan = plan::make_plan(scheduler, p, link, planner);
-        return std::pair{plan, plan::predict_plan_ms(p, link, plan, planner)};
-      };
-    };
     // Judged with the scheduler the job runs (full duplex may hide what a phase-separated
     // plan would gain); dense stays unless compression beats it by more than the
     // re-planning threshold, the model's own noise margin.
@@ -320,8 +323,9 @@ PushCodecs push_codecs(const WorkerOptions& o, const model::Model& model, Comm& 
     const std::string judge =
         std::find(planned.begin(), planned.end(), "dynacomm-fd") != planned.end() ? "dynacomm-fd"
                                                                                   : planned.front();
-    c.choice = plan::choose_job_codecs(profile, c.options, with("dynacomm"), with(judge), {},
-                                       o.replan_options.threshold)
+    c.choice = plan::choose_job_codecs(
+                   profile, c.options, plan::plan_and_predict("dynacomm", link, planner),
+                   plan::plan_and_predict(judge, link, planner), {}, o.replan_options.threshold)
                    .choice;
     c.choose = true;
     comm.set_push_methods(c.choice);
@@ -463,10 +467,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   const std::vector<plan::LinkTracePoint> link_rows = o.link_trace.for_worker(o.rank);
   TimedReplay replay(o.trace_origin.value_or(started), trace_steps(o, comm, link_rows, link_row));
 
-  WorkerResult result;
-  result.steps_per_epoch = share.steps_per_epoch;
-  result.transport_rtt_ms = joined.rtt_ms;
-  result.ps_clock_offset_ms = joined.ps_clock_offset_ms;
+  WorkerResult result = joined_result(share, joined);
   // Until the warm-up's transfers are fitted: the transport's own one-way time. The warm-up
   // runs sequential and layerwise in turn; then the scheduler's plan (or the rotation's).
   plan::LinkProfile link = o.link, given_link = o.link;  // given: with the fitted stretch

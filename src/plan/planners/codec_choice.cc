@@ -2,10 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "base/error.h"
 
 namespace dynacomm::plan {
+
+PlanAndPredict plan_and_predict(const std::string& scheduler, const LinkProfile& link,
+                                const PlannerOptions& planner) {
+  return [scheduler, link, planner](const ModelProfile& p) {
+    Plan plan = make_plan(scheduler, p, link, planner);
+    const double ms = predict_plan_ms(p, link, plan, planner);
+    return std::pair{std::move(plan), ms};
+  };
+}
 
 ModelProfile with_codecs(const ModelProfile& dense, const CodecOptions& options,
                          const std::vector<int>& choice) {

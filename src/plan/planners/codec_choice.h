@@ -23,6 +23,7 @@
 
 #include "plan/model/plan.h"
 #include "plan/model/profile.h"
+#include "plan/planners/planner.h"
 
 namespace dynacomm::plan {
 
@@ -49,6 +50,9 @@ struct CodecChoice {
 
 // Plans a profile and predicts the plan's iteration.
 using PlanAndPredict = std::function<std::pair<Plan, double>(const ModelProfile&)>;
+// `scheduler`'s plan for `link` and its prediction (make_plan, predict_plan_ms).
+PlanAndPredict plan_and_predict(const std::string& scheduler, const LinkProfile& link,
+                                const PlannerOptions& planner);
 
 // Every uniform choice (option k on every unit that has it), then, from the best of those,
 // one unit at a time to each of its options while that shortens the prediction (first

@@ -28,11 +28,7 @@ CodecOptions random_options(std::mt19937_64& rng, const ModelProfile& p) {
 }
 
 PlanAndPredict planner(const std::string& name, const LinkProfile& link) {
-  return [name, link](const ModelProfile& p) {
-    Plan plan = make_plan(name, p, link, PlannerOptions{});
-    const double ms = predict_ms(p, link, plan);
-    return std::pair{plan, ms};
-  };
+  return plan_and_predict(name, link, PlannerOptions{});
 }
 
 TEST(CodecChoice, WithCodecsSetsTheBytesTheDecodingAndAddsTheEncodingToBackward) {

@@ -81,16 +81,10 @@ ReplanDecision ReplanPolicy::evaluate_codecs(const ModelProfile& dense, const Co
                                              const LinkProfile& link, double threshold) const {
   if (adopted_at_ < 0) throw Error("re-planning: no plan adopted yet");
   if (threshold < 0) threshold = options_.threshold;
-  auto with = [&](const std::string& scheduler) -> PlanAndPredict {
-    return [&, scheduler](const ModelProfile& p) {
-      Plan plan = make_plan(scheduler, p, link, planner_);
-      return std::pair{plan, predict_plan_ms(p, link, plan, planner_)};
-    };
-  };
   const ModelProfile now = with_codecs(dense, options, in_use);
-  const CodecChoice c =
-      choose_job_codecs(dense, options, with("dynacomm"), with(scheduler_), in_use, threshold,
-                        /*uniform=*/false);
+  const CodecChoice c = choose_job_codecs(
+      dense, options, plan_and_predict("dynacomm", link, planner_),
+      plan_and_predict(scheduler_, link, planner_), in_use, threshold, /*uniform=*/false);
   ReplanDecision d;
   d.plan = c.plan;
   d.best_ms = c.predicted_ms;
