@@ -18,7 +18,7 @@ void add_bench_command(CLI::App& app) {
       "bench",
       "Every strategy side by side on one cluster and link, taking turns; vs the "
       "ideal and PyTorch DDP");
-  f->job.add_job_flags(cmd);
+  f->job.add_job_flags(cmd, /*compress_list=*/true);
   f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
   std::vector<std::string> known = plan::planner_names();
@@ -48,6 +48,11 @@ void add_bench_command(CLI::App& app) {
       ->check(list_of_check({"dynacomm", "dynacomm-static", "dynacomm-epoch", "oracle"}))
       ->capture_default_str();
   cmd->add_option("--out", f->out, "Results folder (default runs/bench-MODEL)");
+  cmd->add_option("--repeat", f->repeat,
+                  "With a --compress list: rounds of the codecs taking turns (A B C A B C), "
+                  "one job each")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   cmd->add_option("--threads", f->threads, "Compute threads per process (0: cores / workers)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();

@@ -197,6 +197,17 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
   try {
     c.wait([&] {
       show(false);
+      // --target-accuracy: rank 0's latest evaluation reached it; the workers stop and save.
+      if (j.target_accuracy > 0 && !c.interrupted()) {
+        const nlohmann::json s0 = cluster::read_statuses(run_dir, 1).front();
+        if (s0.is_object() && s0.contains("test_accuracy") && s0["test_accuracy"].is_number() &&
+            s0["test_accuracy"].get<double>() >= j.target_accuracy)
+          c.stop_gracefully(
+              "test accuracy " +
+                  std::to_string(100 * s0["test_accuracy"].get<double>()).substr(0, 5) +
+                  "% reached the target: the workers stop at their next iteration",
+              std::chrono::minutes(5));
+      }
       if (tc_replay) tc_replay->rethrow();  // a failed `tc qdisc change` ends the job
     });
   } catch (...) {

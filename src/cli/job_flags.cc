@@ -32,7 +32,7 @@ std::string compression_methods() {
 }
 }  // namespace
 
-void JobFlags::add_job_flags(CLI::App* cmd) {
+void JobFlags::add_job_flags(CLI::App* cmd, bool compress_list) {
   cmd->add_option("--model", model, listed(model::zoo_model_names()))
       ->check(CLI::IsMember(model::zoo_model_names()))
       ->capture_default_str();
@@ -73,6 +73,16 @@ void JobFlags::add_job_flags(CLI::App* cmd) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   cmd->add_option("--test-samples", test_samples, "Evaluate on the first N test images (0: all)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  cmd->add_option("--eval-every", eval_every,
+                  "Evaluate on the test set every N iterations too, besides each epoch's end "
+                  "(0: only there; rank 0, its time left out of time to accuracy)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--target-accuracy", target_accuracy,
+                  "Stop the job once an evaluation reaches this test accuracy (0 to 1; 0: run "
+                  "to the end); summary.json gives the time, iterations and bytes to it")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   std::vector<std::string> schedulers = plan::planner_names();
   schedulers.insert(schedulers.begin(), plan::kAutoScheduler);
   cmd->add_option("--scheduler", scheduler,
@@ -81,15 +91,21 @@ void JobFlags::add_job_flags(CLI::App* cmd) {
                       plan::planner_help())
       ->check(CLI::IsMember(schedulers))
       ->capture_default_str();
+  const std::string compress_help =
+      "METHOD[:PARAMETER][,ef|,noef], one of " + compression_methods() +
+      " (docs/compression.md); ,ef adds error feedback, ,noef drops it; auto[:M1+M2...]: per "
+      "unit, dense, fp16 or a listed method (topk:0.01 when none is listed), whichever the "
+      "plan predicts fastest";
   cmd->add_option("--compress", compress,
-                  "Compression of the pushes: METHOD[:PARAMETER][,ef|,noef], one of " +
-                      compression_methods() +
-                      " (docs/compression.md); ,ef adds error feedback, ,noef drops it; "
-                      "auto[:M1+M2...]: per unit, dense, fp16 or a listed method (topk:0.01 "
-                      "when none is listed), whichever the plan predicts fastest")
-      ->check([](const std::string& spec) {
+                  compress_list
+                      ? "Codecs to compare, comma-separated, one job each: " + compress_help
+                      : "Compression of the pushes: " + compress_help)
+      ->check([compress_list](const std::string& spec) {
         try {
-          compress::PushCodec check(spec);
+          if (compress_list)
+            compress::split_codec_list(spec);
+          else
+            compress::PushCodec check(spec);
         } catch (const InvalidInput& e) {
           return std::string(e.what());
         }
@@ -185,6 +201,8 @@ std::vector<std::pair<std::string, std::string>> JobFlags::job_settings() const 
           {"--shards", std::to_string(shards)},
           {"--train-samples", std::to_string(train_samples)},
           {"--test-samples", std::to_string(test_samples)},
+          {"--eval-every", std::to_string(eval_every)},
+          {"--target-accuracy", num(target_accuracy)},
           {"--scheduler", scheduler},
           {"--compress", compress},
           {"--warmup", std::to_string(warmup)},
@@ -282,6 +300,8 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.partition.seed = seed;
   o.train_samples = train_samples;
   o.test_samples = test_samples;
+  o.eval_every = eval_every;
+  o.target_accuracy = target_accuracy;
   o.scheduler = scheduler;
   o.compression = compress;
   o.link.down_bps = plan::parse_bandwidth_bps(down);

@@ -29,6 +29,8 @@ struct JobFlags {
   std::string partition = "iid";
   int shards = 2;
   std::int64_t train_samples = 0, test_samples = 0;
+  std::int64_t eval_every = 0;  // rank 0 evaluates every N iterations too (0: epochs' ends)
+  double target_accuracy = 0;   // train/bench stop the job once reached (0: none)
   std::string scheduler = "auto";
   std::string compress =
       "none";  // the pushes' codec (compress/compressor.h)  // or a planner (worker/worker.h)
@@ -49,7 +51,8 @@ struct JobFlags {
 
   // The job's settings, one for the whole job: the PS holds them and hands them to the
   // workers (model, workers, optimiser, data, batch, scheduling, re-planning).
-  void add_job_flags(CLI::App* cmd);
+  // compress_list: --compress takes a comma-separated list of codecs (the bench's).
+  void add_job_flags(CLI::App* cmd, bool compress_list = false);
   void add_timeout(CLI::App* cmd);       // each process's own
   void add_worker_flags(CLI::App* cmd);  // each worker's own: data folder, link, emulation
   // The job's settings as flag and text (net::JobConfig), and as a command line.

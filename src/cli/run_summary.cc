@@ -36,6 +36,7 @@ RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
         {c.iteration, c.plan_id, c.why, c.predicted_current_ms, c.predicted_best_ms});
   s.scheduler = job.scheduler;
   s.scheduler_choice = r.scheduler_choice;
+  s.codecs = r.codecs;
   s.model = job.model;
   s.replan = job.replan;
   s.workers = job.workers;
@@ -55,6 +56,8 @@ RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
   for (const auto& k : r.scheduler_ranking)
     s.scheduler_ranking.push_back({k.scheduler, k.predicted_ms});
   s.test_accuracy = r.test_accuracy;
+  if (job.target_accuracy > 0)
+    s.time_to_accuracy = worker::time_to_accuracy(r.iterations, job.target_accuracy);
   s.ideal_ms = r.ideal_ms;
   s.device_slowdown = job.device_slowdown;
   s.link = {{"down", job.down},
@@ -99,6 +102,26 @@ nlohmann::json to_json(const RunSummary::PlanChange& c) {
           {"predicted_best_ms", c.predicted_best_ms}};
 }
 
+std::string time_to_accuracy_line(const worker::TimeToAccuracy& t) {
+  char b[320];
+  std::snprintf(b, sizeof b,
+                "reached %.2f%% test accuracy (%.2f%%) at iteration %lld: %.1f s of training "
+                "(%.1f s of evaluations left out), %lld iterations, %.1f MB up and %.1f MB down "
+                "(worker 0)",
+                100 * t.target, 100 * t.accuracy, static_cast<long long>(t.iteration), t.wall_s,
+                t.eval_s, static_cast<long long>(t.iterations), t.bytes_up / 1e6,
+                t.bytes_down / 1e6);
+  return b;
+}
+
+nlohmann::json to_json(const worker::TimeToAccuracy& t) {
+  if (t.target <= 0) return nullptr;
+  return {{"target", t.target},     {"iteration", t.iteration},   {"accuracy", t.accuracy},
+          {"wall_s", t.wall_s},     {"eval_s", t.eval_s},         {"iterations", t.iterations},
+          {"bytes_up", t.bytes_up}, {"bytes_down", t.bytes_down}, {"reached", t.reached()},
+          {"bytes_of", "worker 0"}};
+}
+
 nlohmann::json to_json(const RunSummary& s) {
   nlohmann::json plans = nlohmann::json::array();
   for (const auto& p : s.plans)
@@ -117,6 +140,7 @@ nlohmann::json to_json(const RunSummary& s) {
   return {{"mode", "cluster"},
           {"scheduler", s.scheduler},
           {"scheduler_choice", s.scheduler_choice},
+          {"codecs", s.codecs},
           {"model", s.model},
           {"workers", s.workers},
           {"batch", s.batch},
@@ -132,6 +156,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"interrupted_at", s.interrupted_at},
           {"scheduler_ranking", ranking},
           {"test_accuracy", s.test_accuracy},
+          {"time_to_accuracy", to_json(s.time_to_accuracy)},
           {"bytes_of", "worker 0"},  // bytes_up, bytes_down: rank 0's, the whole run
           {"bytes_up", s.bytes_up},
           {"bytes_down", s.bytes_down},
@@ -169,6 +194,7 @@ RunSummary summary_from_json(const nlohmann::json& j) {
   RunSummary s;
   s.scheduler = get<std::string>(j, "scheduler");
   s.scheduler_choice = get<std::string>(j, "scheduler_choice");
+  s.codecs = j.contains("codecs") ? get<std::string>(j, "codecs") : "";
   s.model = get<std::string>(j, "model");
   s.replan = get<std::string>(j, "replan");
   s.workers = get<int>(j, "workers");
@@ -189,6 +215,19 @@ RunSummary summary_from_json(const nlohmann::json& j) {
     s.scheduler_ranking.push_back({get<std::string>(k, "scheduler", "a ranked strategy's "),
                                    get<double>(k, "predicted_ms", "a ranked strategy's ")});
   s.test_accuracy = get<double>(j, "test_accuracy");
+  if (j.contains("time_to_accuracy") && !j["time_to_accuracy"].is_null()) {
+    const nlohmann::json& t = j["time_to_accuracy"];
+    const std::string where = "time_to_accuracy's ";
+    worker::TimeToAccuracy& a = s.time_to_accuracy;
+    a.target = get<double>(t, "target", where);
+    a.iteration = get<std::int64_t>(t, "iteration", where);
+    a.accuracy = get<double>(t, "accuracy", where);
+    a.wall_s = get<double>(t, "wall_s", where);
+    a.eval_s = get<double>(t, "eval_s", where);
+    a.iterations = get<std::int64_t>(t, "iterations", where);
+    a.bytes_up = get<std::int64_t>(t, "bytes_up", where);
+    a.bytes_down = get<std::int64_t>(t, "bytes_down", where);
+  }
   s.ideal_ms = get<double>(j, "ideal_ms");
   s.device_slowdown = get<double>(j, "device_slowdown");
   for (const auto& p : field(j, "plans", "")) {

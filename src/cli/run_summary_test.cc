@@ -64,6 +64,29 @@ TEST(SpeedReport, SurvivesTheSummaryRoundTrip) {
   ASSERT_EQ(back.scheduler_ranking.size(), 3u);
   EXPECT_EQ(back.scheduler_ranking[1].scheduler, "p3");
   EXPECT_EQ(back.measured_sequential_iterations, 1);
+  EXPECT_EQ(back.time_to_accuracy.target, 0);  // none set: null, and back as none
+}
+
+TEST(RunSummary, TimeToAccuracySurvivesTheRoundTrip) {
+  RunSummary s = fd_run();
+  s.link = s.measured_link = s.plan = s.final_estimates = s.profile = nlohmann::json::object();
+  s.time_to_accuracy = {0.88, 412, 0.8812, 301.5, 12.25, 409, 123456789, 987654321};
+  const RunSummary back = summary_from_json(to_json(s));
+  const worker::TimeToAccuracy& t = back.time_to_accuracy;
+  EXPECT_TRUE(t.reached());
+  EXPECT_EQ(t.iteration, 412);
+  EXPECT_DOUBLE_EQ(t.accuracy, 0.8812);
+  EXPECT_DOUBLE_EQ(t.wall_s, 301.5);
+  EXPECT_DOUBLE_EQ(t.eval_s, 12.25);
+  EXPECT_EQ(t.iterations, 409);
+  EXPECT_EQ(t.bytes_up, 123456789);
+  EXPECT_EQ(t.bytes_down, 987654321);
+  EXPECT_EQ(time_to_accuracy_line(t),
+            "reached 88.00% test accuracy (88.12%) at iteration 412: 301.5 s of training (12.2 s "
+            "of evaluations left out), 409 iterations, 123.5 MB up and 987.7 MB down (worker 0)");
+  s.time_to_accuracy = {0.95, -1};  // set, never reached
+  EXPECT_FALSE(summary_from_json(to_json(s)).time_to_accuracy.reached());
+  EXPECT_DOUBLE_EQ(summary_from_json(to_json(s)).time_to_accuracy.target, 0.95);
 }
 
 }  // namespace

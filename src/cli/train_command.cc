@@ -128,7 +128,9 @@ void run_cluster(const TrainFlags& f) {
                            {"--key", keys + "/ps.key", "--allow", keys + "/allow.txt"});
   }
   const RunSummary s = run_cluster_job(j, per_worker, run_dir, threads, nullptr, {}, control);
-  if (s.interrupted_at >= 0) {
+  const worker::TimeToAccuracy& target = s.time_to_accuracy;
+  if (target.reached()) std::printf("%s\n", time_to_accuracy_line(target).c_str());
+  if (s.interrupted_at >= 0 && !target.reached()) {
     std::printf(
         "interrupted before iteration %lld: test accuracy %.2f%% of the weights then; "
         "metrics, summary and weights in %s, the PS's checkpoint in %s (to go on: the same "
@@ -144,6 +146,8 @@ void run_cluster(const TrainFlags& f) {
   else
     std::printf("test accuracy %.2f%% after %lld iterations\n", 100 * s.test_accuracy,
                 static_cast<long long>(s.iterations));
+  if (target.target > 0 && !target.reached())
+    std::printf("the target test accuracy %.2f%% was not reached\n", 100 * target.target);
   const std::vector<std::string> speed = speed_report(s);
   std::printf("%s\n", speed.front().c_str());
   if (!s.scheduler_choice.empty())
@@ -200,6 +204,9 @@ void add_train_command(CLI::App& app) {
   f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
   cmd->callback([f]() {
+    if (f->local && (f->job.target_accuracy > 0 || f->job.eval_every > 0))
+      throw InvalidInput(
+          "train: --target-accuracy and --eval-every are for a job with a PS, not --local");
     if (f->local && (f->checkpoints.resume || !f->checkpoints.every.empty()))
       throw InvalidInput(
           "train: --resume and --checkpoint-every are for a job with a PS, not --local");

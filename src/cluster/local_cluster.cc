@@ -146,7 +146,7 @@ void LocalCluster::set_ps_restart(std::function<std::optional<std::string>()> re
 }
 
 bool LocalCluster::restart_ps(Child& ps, const std::string& why) {
-  if (restarts_ >= max_restarts_ || g_interrupted || !ps_resume_from_) return false;
+  if (restarts_ >= max_restarts_ || g_interrupted || stopping_ || !ps_resume_from_) return false;
   const std::optional<std::string> from = ps_resume_from_();
   if (!from) return false;
   ++restarts_;
@@ -177,7 +177,8 @@ bool LocalCluster::restart_ps(Child& ps, const std::string& why) {
 
 bool LocalCluster::restart(Child& c, const std::string& why) {
   if (c.role == Role::kPs) return restart_ps(c, why);
-  if (c.role != Role::kWorker || restarts_ >= max_restarts_ || g_interrupted) return false;
+  if (c.role != Role::kWorker || restarts_ >= max_restarts_ || g_interrupted || stopping_)
+    return false;
   for (const Child& other : children_)  // the PS has finished the job: nothing to rejoin
     if (other.role == Role::kPs && other.done) return false;
   ++restarts_;
@@ -193,6 +194,15 @@ void LocalCluster::start_process(const std::string& name, std::vector<std::strin
                                  const std::string& log_name, const std::string& netns) {
   const std::string log = run_dir_ + "/" + log_name;
   children_.push_back({name, log, spawn(argv, log, netns), false, argv, netns, Role::kOther});
+}
+
+void LocalCluster::stop_gracefully(const std::string& why, std::chrono::milliseconds grace) {
+  if (stopping_) return;
+  stopping_ = true;
+  stop_by_ = std::chrono::steady_clock::now() + grace;
+  for (auto& c : children_)
+    if (!c.done && c.role == Role::kWorker) ::kill(c.pid, SIGTERM);  // they save
+  if (on_restart_) on_restart_(why);
 }
 
 void LocalCluster::stop_all(int signal) {
@@ -231,6 +241,14 @@ void LocalCluster::wait(const std::function<void()>& tick, std::chrono::millisec
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       stop_all(SIGKILL);
       throw Error("interrupted: stopped the PS and all workers");
+    }
+    if (stopping_ && !g_interrupted && std::chrono::steady_clock::now() > stop_by_) {
+      stop_all(SIGTERM);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      stop_all(SIGKILL);
+      throw Timeout(
+          "the workers did not stop in the time they were given after being asked "
+          "to; stopped the PS and all workers");
     }
     // Each child by its pid, never "any child": another thread of this process runs tools
     // (tc, for --link-trace under netns) whose exit status a wait for any child would steal.

@@ -56,6 +56,11 @@ class LocalCluster {
   // Without it (0): killed at once.
   void set_graceful_interrupt(std::chrono::milliseconds grace);
   bool interrupted() const;
+  // The same stop without a Ctrl-C (a target reached; from wait()'s tick): the workers stop
+  // at their next iteration and save, `why` is said through on_restart, and wait() returns
+  // once all have exited; still running after `grace`, everything is killed and wait()
+  // throws. Again: no effect.
+  void stop_gracefully(const std::string& why, std::chrono::milliseconds grace);
 
  private:
   enum class Role { kPs, kWorker, kOther };

@@ -71,4 +71,35 @@ const float* PushCodec::decode(Slot slot, const std::uint8_t* in, std::size_t av
   return methods_[k]->decode(slot, in, size, floats, scratch);
 }
 
+std::vector<std::string> split_codec_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    std::size_t end = list.find(',', begin);
+    if (end == std::string::npos) end = list.size();
+    const std::string part = list.substr(begin, end - begin);
+    begin = end + 1;
+    if (part.empty()) {
+      if (end == list.size()) break;
+      throw InvalidInput("'" + list + "': an empty entry");
+    }
+    if ((part == "ef" || part == "noef") && !out.empty() &&
+        out.back().find(',') == std::string::npos)
+      out.back() += "," + part;
+    else
+      out.push_back(part);
+  }
+  if (out.empty()) throw InvalidInput("no codec given");
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    try {
+      PushCodec check(out[i]);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput("'" + out[i] + "': " + e.what());
+    }
+    for (std::size_t k = 0; k < i; ++k)
+      if (out[k] == out[i]) throw InvalidInput("'" + out[i] + "' is listed twice");
+  }
+  return out;
+}
+
 }  // namespace dynacomm::compress

@@ -58,4 +58,9 @@ class PushCodec {
 // and without repeats; "auto" alone lists topk:0.01); empty for any other spec.
 std::vector<std::string> auto_methods(const std::string& spec);
 
+// A comma-separated list of codec specs, as `dynacomm bench --compress` takes it: a ",ef"
+// or ",noef" belongs to the spec before it ("none,topk:0.01,noef,auto" is none,
+// topk:0.01,noef and auto). Each is checked (InvalidInput naming it); a repeat is refused.
+std::vector<std::string> split_codec_list(const std::string& list);
+
 }  // namespace dynacomm::compress

@@ -79,5 +79,18 @@ TEST(PushCodec, RandomBytesAreDecodedOrRefused) {
   }
 }
 
+TEST(PushCodec, SplitsABenchListKeepingErrorFeedbackWithItsMethod) {
+  EXPECT_EQ(split_codec_list("none,fp16,topk:0.01,noef,auto,qsgd:64,ef"),
+            (std::vector<std::string>{"none", "fp16", "topk:0.01,noef", "auto", "qsgd:64,ef"}));
+  EXPECT_EQ(split_codec_list("auto:topk:0.01+onebit"),
+            (std::vector<std::string>{"auto:topk:0.01+onebit"}));
+  EXPECT_THROW(split_codec_list(""), InvalidInput);
+  EXPECT_THROW(split_codec_list("ef"), InvalidInput);  // error feedback of nothing
+  EXPECT_THROW(split_codec_list("fp16,,none"), InvalidInput);
+  EXPECT_THROW(split_codec_list("fp16,fp16"), InvalidInput);
+  EXPECT_THROW(split_codec_list("none,magic:3"), InvalidInput);
+  EXPECT_THROW(split_codec_list("topk:0.01,ef,ef"), InvalidInput);
+}
+
 }  // namespace
 }  // namespace dynacomm::compress

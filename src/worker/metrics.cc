@@ -24,7 +24,11 @@ const std::vector<MetricsColumn>& metrics_columns() {
       {kPlanId, "plan in use (0: warm-up; summary.json plans[].id)"},
       {kPullSegments, "pull transmissions of the plan"},
       {kPushSegments, "push transmissions of the plan"},
-      {kTestAccuracy, "test accuracy after the epoch that ends here, else -1"},
+      {kTestAccuracy,
+       "rank 0's test accuracy of the weights this iteration pulled, evaluated after it "
+       "(each epoch's end, every --eval-every iterations; the last row: the final weights), "
+       "else -1"},
+      {kEvalMs, "that evaluation's time inside iteration_ms, ms (empty: none)"},
       {kPlanChange, "why a new plan took effect at this iteration, else empty"},
       {kPredictedGainMs, "that change's predicted gain, ms, else empty"},
       {kPredictedSlowestMs, "the largest prediction any worker sent for it, ms"},
@@ -82,21 +86,15 @@ std::vector<std::string> csv_cells(const std::string& line) {
 
 void write_metrics_csv(const report::RunFolder& folder, const WorkerResult& r) {
   std::vector<std::vector<std::string>> rows;
-  std::size_t epoch_index = 0;
-  for (std::size_t i = 0; i < r.iterations.size(); ++i) {
-    const IterationRecord& it = r.iterations[i];
-    const bool epoch_end = i + 1 == r.iterations.size() || r.iterations[i + 1].epoch != it.epoch;
-    const double acc = epoch_end && epoch_index < r.epoch_test_accuracy.size()
-                           ? r.epoch_test_accuracy[epoch_index++]
-                           : -1;
-    rows.push_back({std::to_string(it.iteration), std::to_string(it.epoch), cell(it.start_s),
-                    cell(it.ms), cell(it.loss), std::to_string(it.bytes_up),
-                    std::to_string(it.bytes_down), std::to_string(it.plan_id),
-                    std::to_string(it.pull_segments), std::to_string(it.push_segments), cell(acc),
-                    it.plan_change, it.plan_change.empty() ? "" : cell(it.predicted_gain_ms),
-                    positive(it.predicted_slowest_ms), cell(it.compute_ms),
-                    positive(it.compute_cpu_ms), positive(it.stretch_down),
-                    positive(it.stretch_up)});
+  for (const IterationRecord& it : r.iterations) {
+    rows.push_back(
+        {std::to_string(it.iteration), std::to_string(it.epoch), cell(it.start_s), cell(it.ms),
+         cell(it.loss), std::to_string(it.bytes_up), std::to_string(it.bytes_down),
+         std::to_string(it.plan_id), std::to_string(it.pull_segments),
+         std::to_string(it.push_segments), cell(it.test_accuracy), positive(it.eval_ms),
+         it.plan_change, it.plan_change.empty() ? "" : cell(it.predicted_gain_ms),
+         positive(it.predicted_slowest_ms), cell(it.compute_ms), positive(it.compute_cpu_ms),
+         positive(it.stretch_down), positive(it.stretch_up)});
   }
   std::vector<std::string> names;
   for (const MetricsColumn& c : metrics_columns()) names.push_back(c.name);

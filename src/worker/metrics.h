@@ -29,6 +29,7 @@ inline constexpr const char* kPlanId = "plan_id";
 inline constexpr const char* kPullSegments = "pull_segments";
 inline constexpr const char* kPushSegments = "push_segments";
 inline constexpr const char* kTestAccuracy = "test_accuracy";
+inline constexpr const char* kEvalMs = "eval_ms";
 inline constexpr const char* kPlanChange = "plan_change";
 inline constexpr const char* kPredictedGainMs = "predicted_gain_ms";
 inline constexpr const char* kPredictedMs = "predicted_ms";

@@ -113,9 +113,8 @@ void RunLog::status(const WorkerResult& result, const char* phase, bool force) {
   const std::size_t id = static_cast<std::size_t>(r.plan_id);
   const std::string strategy =
       id >= 1 && id <= result.plans.size() ? result.plans[id - 1].scheduler : "warm-up";
-  nlohmann::json acc = result.epoch_test_accuracy.empty()
-                           ? nlohmann::json(nullptr)
-                           : nlohmann::json(result.epoch_test_accuracy.back());
+  nlohmann::json acc = result.last_test_accuracy < 0 ? nlohmann::json(nullptr)
+                                                     : nlohmann::json(result.last_test_accuracy);
   status_dir_->write_json(status_name_, {{"rank", o_.rank},
                                          {"phase", phase},
                                          {"iteration", r.iteration + 1},

@@ -50,6 +50,9 @@ void WorkerOptions::validate() const {
     throw InvalidInput("worker: batch, epochs, threads must be positive; iterations >= 0");
   if (warmup < 1)
     throw InvalidInput("worker: --warmup must be at least 1: plans are made from what it measures");
+  if (eval_every < 0) throw InvalidInput("worker: --eval-every must be >= 0 (0: epochs' ends)");
+  if (!(target_accuracy >= 0 && target_accuracy <= 1))
+    throw InvalidInput("worker: --target-accuracy must be from 0 (none) to 1");
   if (extra_overhead_ms < 0) throw InvalidInput("worker: --extra-overhead must be >= 0");
   if (!(device_slowdown >= 1) || device_slowdown > 1000)
     throw InvalidInput("worker: --device-slowdown must be in 1..1000");
@@ -261,17 +264,32 @@ IterationRecord record_of(std::int64_t it, int epoch, double loss, const Comm& c
   return r;
 }
 
-// Rank 0: the test set's accuracy of the weights in the model now (`final`: the job's).
-void evaluate_epoch(model::Model& model, const data::Dataset& test, const WorkerOptions& o,
-                    RunLog& log, WorkerResult& result, bool final = false) {
+// Rank 0: the test set's accuracy of the weights in the model now, recorded on the last
+// iteration (`final`: the job's, after its last update; `epoch_end`: an epoch's).
+void evaluate_now(model::Model& model, const data::Dataset& test, const WorkerOptions& o,
+                  RunLog& log, WorkerResult& result, bool final, bool epoch_end) {
+  const auto began = Clock::now();
   const double accuracy = train::evaluate(model, test, o.test_samples, 256).accuracy;
-  result.epoch_test_accuracy.push_back(accuracy);
+  if (!result.iterations.empty()) {
+    IterationRecord& r = result.iterations.back();
+    r.test_accuracy = accuracy;
+    r.eval_ms = final ? 0 : ms_between(began, Clock::now());
+  }
+  result.last_test_accuracy = accuracy;
+  if (epoch_end || final) result.epoch_test_accuracy.push_back(accuracy);
   if (final) result.test_accuracy = accuracy;
   if (!final) log.status(result, "training", true);
-  char s[64];
+  char s[80];
   std::snprintf(s, sizeof s, final ? "test acc %.2f%%" : "test acc %.2f%% (before the last update)",
                 100 * accuracy);
-  log.bar_finish(s);
+  if (epoch_end || final) log.bar_finish(s);
+}
+
+// Rank 0 evaluates after iteration `it` (not the job's last: that one after its update):
+// at an epoch's end, and every eval_every iterations.
+bool evaluates_after(const WorkerOptions& o, std::int64_t it, bool epoch_end, std::int64_t total) {
+  if (o.rank != 0 || it + 1 >= total) return false;
+  return epoch_end || (o.eval_every > 0 && (it + 1) % o.eval_every == 0);
 }
 
 // Rank 0 ends the job: the final parameters, then the test set's accuracy of them. The last
@@ -282,13 +300,13 @@ void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, cons
                 WorkerResult& result) {
   if (result.interrupted_at >= 0) {
     result.final_weights = model.flat_params();
-    return evaluate_epoch(model, test, o, log, result, /*final=*/true);
+    return evaluate_now(model, test, o, log, result, /*final=*/true, false);
   }
   comm.fetch_all(iterations);
   if (!result.iterations.empty())  // none: it rejoined a job that had just ended
     result.iterations.back().ms = ms_between(last_start, Clock::now());
   result.final_weights = model.flat_params();
-  evaluate_epoch(model, test, o, log, result, /*final=*/true);
+  evaluate_now(model, test, o, log, result, /*final=*/true, false);
 }
 
 // A result to fill: what the job's share and the hello said.
@@ -388,7 +406,7 @@ void summarise(const WorkerOptions& o, const Estimators& est, const plan::ModelP
     // The warm-up alternates sequential (even) and layerwise (odd); 0 is cold.
     if (r.iteration < o.warmup && r.iteration % 2 == 0 && r.iteration > 0 && r.ms > 0)
       sequential.push_back(r.ms);
-    if (r.iteration >= o.warmup && r.ms > 0) times.push_back(r.ms);
+    if (r.iteration >= o.warmup && r.ms > 0) times.push_back(r.ms - r.eval_ms);
     if (r.iteration >= o.warmup && r.predicted_slowest_ms > 0)
       slowest.push_back(r.predicted_slowest_ms);
   }
@@ -396,6 +414,7 @@ void summarise(const WorkerOptions& o, const Estimators& est, const plan::ModelP
   result.measured_sequential_ms = sequential.empty() ? 0 : median(sequential);
   result.measured_sequential_iterations = static_cast<int>(sequential.size());
   result.predicted_slowest_ms = slowest.empty() ? result.predicted_ms : median(slowest);
+  if (!est.codecs.empty()) result.codecs = describe_choice(est.codecs);
 }
 
 // A rotation's log, completed with what the re-prediction starts from.
@@ -560,8 +579,9 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     log.iteration_done(result, step, it < o.warmup ? "warm-up" : "training");
     // The last epoch is evaluated after the final update is in (below), which also keeps
     // the evaluation out of the last iteration's measured time.
-    if (step + 1 == share.steps_per_epoch && it + 1 < share.total && o.rank == 0)
-      evaluate_epoch(*model, *test, o, log, result);
+    const bool epoch_end = step + 1 == share.steps_per_epoch;
+    if (evaluates_after(o, it, epoch_end, share.total))
+      evaluate_now(*model, *test, o, log, result, false, epoch_end);
   }
   if (result.interrupted_at >= 0)
     progress << "worker " << o.rank << ": stopped before iteration " << result.interrupted_at

@@ -69,6 +69,12 @@ struct WorkerOptions {
   std::string data_dir;
   data::PartitionOptions partition;
   std::int64_t train_samples = 0, test_samples = 0;  // 0 = all
+  // Rank 0 evaluates on the test set after every epoch and, with eval_every > 0, after every
+  // eval_every-th iteration too (metrics.csv's test_accuracy and eval_ms). With
+  // target_accuracy > 0 it says, in its status, when an evaluation reached it (the launcher
+  // then stops the job: cli/cluster_job.h) and summary.json gives the time to it.
+  std::int64_t eval_every = 0;
+  double target_accuracy = 0;
   // A planner's name (plan/planners/planner.h), or "auto": after the warm-up every
   // strategy is planned and predicted, and the job runs the one predicted fastest (with
   // several workers: fastest for the slowest of them); re-planning then refines that one.
@@ -131,12 +137,17 @@ struct IterationRecord {
   // How many times slower compute ran under a busy downlink / uplink, as the estimates held
   // it at this iteration's start: the warm-up's fit, refitted online (0: not fitted yet).
   double stretch_down = 0, stretch_up = 0;
+  // Rank 0: the test set's accuracy of the weights this iteration pulled, evaluated after it
+  // (-1: not evaluated), and that evaluation's time inside `ms` (the job's last
+  // evaluation, after the final update, is outside every iteration: 0).
+  double test_accuracy = -1, eval_ms = 0;
 };
 
 struct WorkerResult {
   std::vector<IterationRecord> iterations;
   std::int64_t steps_per_epoch = 0;
   std::vector<double> epoch_test_accuracy;  // rank 0 only
+  double last_test_accuracy = -1;           // rank 0: of the latest evaluation (-1: none yet)
   double test_accuracy = 0;                 // rank 0: of the final weights
   std::vector<float> final_weights;         // rank 0
   std::int64_t interrupted_at = -1;         // stopped before this iteration (request_stop); -1: not
@@ -158,6 +169,9 @@ struct WorkerResult {
     double predicted_ms;
   };
   std::vector<Ranked> scheduler_ranking;
+  // Compressed pushes: the codecs in use at the end, per unit (worker/codec_costs.h's
+  // describe_choice; empty: dense).
+  std::string codecs;
   std::vector<PlanInfo> plans;  // every plan used after warm-up (the rotation's, or the
                                 // first and each re-plan's)
   struct PlanChange {

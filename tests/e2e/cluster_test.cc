@@ -457,6 +457,44 @@ TEST_F(ClusterTest, BenchComparesStrategiesSideBySide) {
             std::string::npos);
 }
 
+// The codecs' bench to a target accuracy: one job per codec, each stopped by the launcher
+// once rank 0's evaluation reached the target, with the time, iterations and bytes to it.
+TEST_F(ClusterTest, BenchTrainsEachCodecToATargetAccuracyAndStops) {
+  const std::string out = dir_ + "/codecs";
+  ASSERT_TRUE(
+      run_dynacomm("codecs",
+                   "bench --model lenet5 --compress none,topk:0.05 --target-accuracy 0.3"
+                   " --eval-every 4 --epochs 20 --batch 32 --train-samples 2000"
+                   " --test-samples 200 --down 1gbit --latency 1ms --scheduler sequential"));
+  const nlohmann::json rows = nlohmann::json::parse(read_file(out + "/codecs.json"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["compress"], "none");
+  EXPECT_EQ(rows[1]["compress"], "topk:0.05");
+  for (const auto& r : rows) {
+    ASSERT_EQ(r["time_to_accuracy"].size(), 1u) << r;
+    const nlohmann::json& t = r["time_to_accuracy"][0];
+    EXPECT_TRUE(t["reached"].get<bool>()) << t;
+    EXPECT_GE(t["accuracy"].get<double>(), 0.3);
+    EXPECT_EQ((t["iteration"].get<int>() + 1) % 4, 0) << t;  // evaluated every 4th
+    EXPECT_GT(t["wall_s"].get<double>(), 0);
+    EXPECT_GT(t["eval_s"].get<double>(), 0);
+    EXPECT_GT(t["bytes_up"].get<double>(), 0);
+  }
+  // Top-k at 5% sends about a tenth of the dense bytes up (values and indices).
+  EXPECT_LT(rows[1]["bytes_up_per_iteration"].get<double>(),
+            0.2 * rows[0]["bytes_up_per_iteration"].get<double>());
+  // Each job stopped soon after the target, far before its 20 epochs (620 iterations).
+  for (const char* run : {"/none", "/topk-0.05"}) {
+    const nlohmann::json summary = nlohmann::json::parse(read_file(out + run + "/summary.json"));
+    EXPECT_GE(summary["interrupted_at"].get<int>(), 0) << run;
+    EXPECT_LT(summary["interrupted_at"].get<int>(),
+              summary["time_to_accuracy"]["iteration"].get<int>() + 10)
+        << run;
+  }
+  for (const char* f : {"codecs.md", "codecs.csv", "codecs.svg", "accuracy.svg"})
+    EXPECT_FALSE(read_file(out + "/" + f).empty()) << f;
+}
+
 // A job's full-duplex plan is re-planned together: when both links step up, the workers
 // report to the PS, which hands both the slowest one's proposal for one iteration; the
 // weights stay those of a static sequential run.

@@ -18,6 +18,7 @@ struct BenchFlags {
   std::vector<std::string> peers;
   std::string out;
   int threads = 0;
+  int repeat = 1;  // --compress lists: rounds of the codecs taking turns
   std::string peer_script = DYNACOMM_DDP_PEER;
   std::string policies = "dynacomm,dynacomm-static,dynacomm-epoch,oracle";  // --link-trace
 };

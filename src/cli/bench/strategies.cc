@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "cli/bench/codecs.h"
 #include "cli/bench/common.h"
 #include "cli/bench/setting.h"
 #include "cli/bench/trace_bench.h"
@@ -16,6 +17,7 @@
 namespace dynacomm::cli::bench {
 
 void run_bench(const BenchFlags& f) {
+  if (codec_bench_requested(f)) return run_codec_bench(f);
   if (!f.job.link_trace.empty() || !f.job.device_slowdown_trace.empty()) return run_trace_bench(f);
   JobFlags base = f.job;
   std::vector<std::string> schedulers =

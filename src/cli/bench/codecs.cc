@@ -1,0 +1,265 @@
+#include "cli/bench/codecs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "base/error.h"
+#include "base/stats.h"
+#include "cli/bench/common.h"
+#include "cli/cluster_job.h"
+#include "cluster/local_cluster.h"
+#include "compress/push_codec.h"
+#include "report/run_folder.h"
+#include "report/svg_chart.h"
+#include "worker/metrics.h"
+
+namespace dynacomm::cli::bench {
+
+namespace {
+
+// One job: a codec in one round.
+struct CodecRun {
+  std::string codec;
+  RunSummary summary;
+  std::vector<double> iteration_ms, bytes_up, bytes_down;  // its measured iterations
+  report::Series accuracy;  // test accuracy (%) against training time (s, evaluations out)
+};
+
+// "topk:0.01,ef" -> "topk-0.01-ef": a folder name.
+std::string folder_name(const std::string& codec) {
+  std::string out;
+  for (char c : codec) out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' ? c : '-';
+  return out;
+}
+
+// The run's measured iterations (after the warm-up, the job's last left out: it ends with
+// the final fetch) without their evaluations, and its evaluations against training time.
+void read_run(const std::string& dir, CodecRun& run) {
+  using namespace worker::metrics;
+  const worker::MetricsTable m = worker::read_metrics_csv(dir + "/metrics.csv");
+  const std::vector<double>& plan = m.at(kPlanId);
+  const std::vector<double>& ms = m.at(kIterationMs);
+  const std::vector<double>& eval = m.at(kEvalMs);
+  const std::vector<double>& start = m.at(kStartS);
+  const std::vector<double>& acc = m.at(kTestAccuracy);
+  double evals_ms = 0;
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const double e = std::isnan(eval[i]) ? 0 : eval[i];
+    evals_ms += e;
+    if (acc[i] >= 0) {
+      run.accuracy.x.push_back(start[i] + (ms[i] - evals_ms) / 1e3);
+      run.accuracy.y.push_back(100 * acc[i]);
+    }
+    if (plan[i] < 1 || i + 1 == ms.size() || !(ms[i] > 0)) continue;
+    run.iteration_ms.push_back(ms[i] - e);
+    run.bytes_up.push_back(m.at(kBytesUp)[i]);
+    run.bytes_down.push_back(m.at(kBytesDown)[i]);
+  }
+}
+
+// Every round's runs of one codec, summed up.
+struct CodecRow {
+  std::string codec;
+  Stats ms;
+  double bytes_up = 0, bytes_down = 0, predicted_ms = 0, accuracy = 0;
+  std::vector<std::string> choices;  // what the pushes were, per round (compressed)
+  std::vector<worker::TimeToAccuracy> targets;  // per round
+};
+
+CodecRow row_of(const std::string& codec, const std::vector<CodecRun>& runs) {
+  CodecRow r{codec, {}, 0, 0, 0, 0, {}, {}};
+  std::vector<double> ms, up, down, predicted, accuracy;
+  for (const CodecRun& run : runs) {
+    if (run.codec != codec) continue;
+    ms.insert(ms.end(), run.iteration_ms.begin(), run.iteration_ms.end());
+    up.insert(up.end(), run.bytes_up.begin(), run.bytes_up.end());
+    down.insert(down.end(), run.bytes_down.begin(), run.bytes_down.end());
+    predicted.push_back(run.summary.predicted_slowest_ms);
+    accuracy.push_back(run.summary.test_accuracy);
+    if (!run.summary.codecs.empty()) r.choices.push_back(run.summary.codecs);
+    r.targets.push_back(run.summary.time_to_accuracy);
+  }
+  r.ms = stats_of(ms);
+  r.bytes_up = median(up);
+  r.bytes_down = median(down);
+  r.predicted_ms = median(predicted);
+  r.accuracy = median(accuracy);
+  return r;
+}
+
+std::string range_cell(const std::vector<double>& v, const char* f) {
+  if (v.empty()) return "-";
+  const Stats s = stats_of(v);
+  std::string out = fmt(f, s.median);
+  if (v.size() > 1) out += " (" + fmt(f, s.min) + "-" + fmt(f, s.max) + ")";
+  return out;
+}
+
+// The per-iteration table, or the time-to-accuracy one, with the rows as JSON.
+std::string table_of(const std::vector<CodecRow>& rows, bool to_accuracy, double target,
+                     nlohmann::json& json) {
+  std::string md;
+  if (!to_accuracy)
+    md =
+        "| --compress | bytes up / iteration | bytes down / iteration | median ms (min-max) | "
+        "predicted ms | measured / predicted | test accuracy | pushes |\n"
+        "|---|---|---|---|---|---|---|---|\n";
+  else
+    md = "| --compress | reached " + fmt("%.2f", 100 * target) +
+         "% | training s to it | iterations | MB up | MB down | median ms | final accuracy | "
+         "pushes |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const CodecRow& r : rows) {
+    std::string choice;
+    for (const std::string& c : r.choices) choice += (choice.empty() ? "" : "; ") + c;
+    nlohmann::json j = {{"compress", r.codec},
+                        {"median_ms", r.ms.median},
+                        {"min_ms", r.ms.min},
+                        {"max_ms", r.ms.max},
+                        {"iterations_measured", r.ms.values.size()},
+                        {"bytes_up_per_iteration", r.bytes_up},
+                        {"bytes_down_per_iteration", r.bytes_down},
+                        {"predicted_ms", r.predicted_ms},
+                        {"test_accuracy", r.accuracy},
+                        {"pushes", choice}};
+    if (r.predicted_ms > 0) j["measured_over_predicted"] = r.ms.median / r.predicted_ms;
+    const std::string ms = fmt("%.1f", r.ms.median) + " (" + fmt("%.1f", r.ms.min) + "-" +
+                           fmt("%.1f", r.ms.max) + ")";
+    if (!to_accuracy) {
+      md += "| `" + r.codec + "` | " + fmt("%.0f", r.bytes_up) + " | " + fmt("%.0f", r.bytes_down) +
+            " | " + ms + " | " + fmt("%.1f", r.predicted_ms) + " | " +
+            (r.predicted_ms > 0 ? fmt("%.2f", r.ms.median / r.predicted_ms) : "-") + " | " +
+            fmt("%.2f%%", 100 * r.accuracy) + " | " + choice + " |\n";
+      json.push_back(j);
+      continue;
+    }
+    std::vector<double> wall, its, up, down;
+    for (const worker::TimeToAccuracy& t : r.targets)
+      if (t.reached()) {
+        wall.push_back(t.wall_s);
+        its.push_back(static_cast<double>(t.iterations));
+        up.push_back(static_cast<double>(t.bytes_up) / 1e6);
+        down.push_back(static_cast<double>(t.bytes_down) / 1e6);
+        j["time_to_accuracy"].push_back(to_json(t));
+      }
+    md += "| `" + r.codec + "` | " + std::to_string(wall.size()) + " of " +
+          std::to_string(r.targets.size()) + " | " + range_cell(wall, "%.1f") + " | " +
+          range_cell(its, "%.0f") + " | " + range_cell(up, "%.1f") + " | " +
+          range_cell(down, "%.1f") + " | " + fmt("%.1f", r.ms.median) + " | " +
+          fmt("%.2f%%", 100 * r.accuracy) + " | " + choice + " |\n";
+    json.push_back(j);
+  }
+  return md;
+}
+
+// The flags of the codec bench's jobs, checked before anything starts.
+JobFlags codec_job(const BenchFlags& f, bool to_accuracy) {
+  JobFlags base = f.job;
+  base.rotation.clear();
+  if (!f.sweep.empty())
+    throw InvalidInput(
+        "bench: --sweep-bandwidth is for the schedulers' bench; the codecs' bench runs the "
+        "link of --down/--up (one bench per link)");
+  if (!f.peers.empty())
+    throw InvalidInput("bench: --peers is for the schedulers' bench, not with --compress lists");
+  if (!to_accuracy) {
+    if (f.iterations < 1) throw InvalidInput("bench: --iterations must be at least 1");
+    base.iterations = base.warmup + f.iterations + 1;  // the last is not measured
+    base.epochs = 1000;
+    base.eval_every = 0;
+    if (base.test_samples == 0) base.test_samples = 1000;
+  } else if (base.eval_every == 0) {
+    base.eval_every = 50;
+  }
+  return base;
+}
+
+}  // namespace
+
+bool codec_bench_requested(const BenchFlags& f) {
+  return f.job.target_accuracy > 0 || compress::split_codec_list(f.job.compress).size() > 1;
+}
+
+void run_codec_bench(const BenchFlags& f) {
+  const std::vector<std::string> codecs = compress::split_codec_list(f.job.compress);
+  const bool to_accuracy = f.job.target_accuracy > 0;
+  if (f.repeat < 1) throw InvalidInput("bench: --repeat must be at least 1");
+  const JobFlags base = codec_job(f, to_accuracy);
+  for (const std::string& c : codecs) {
+    JobFlags j = base;
+    j.compress = c;
+    validate_job(j, per_worker_flags(j, {}));
+  }
+  const std::string out = f.out.empty() ? "runs/bench-codecs-" + base.model : f.out;
+  report::RunFolder folder(out);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = f.threads > 0 ? f.threads : std::max(1, cores / base.workers);
+  cluster::install_interrupt_handler();
+  std::unique_ptr<cluster::NetnsTopology> topology;
+  if (base.net == "netns")
+    topology =
+        std::make_unique<cluster::NetnsTopology>(base.workers, link_rates(per_worker_flags(base, {})));
+
+  std::vector<CodecRun> runs;
+  const std::size_t jobs = codecs.size() * static_cast<std::size_t>(f.repeat);
+  for (int round = 1; round <= f.repeat; ++round)
+    for (const std::string& codec : codecs) {
+      JobFlags j = base;
+      j.compress = codec;
+      const std::string dir =
+          out + "/" + folder_name(codec) + (f.repeat > 1 ? "-" + std::to_string(round) : "");
+      const cluster::StatusStyle style{
+          "bench " + codec + " (" + std::to_string(runs.size() + 1) + "/" + std::to_string(jobs) +
+              ")",
+          0, 0};
+      CodecRun run{codec, {}, {}, {}, {}, {codec, {}, {}}};
+      if (f.repeat > 1) run.accuracy.name += " (round " + std::to_string(round) + ")";
+      run.summary = run_cluster_job(j, per_worker_flags(j, {}), dir, threads, topology.get(), style);
+      read_run(dir, run);
+      runs.push_back(std::move(run));
+    }
+
+  std::vector<CodecRow> rows;
+  for (const std::string& codec : codecs) rows.push_back(row_of(codec, runs));
+  nlohmann::json json = nlohmann::json::array();
+  const worker::WorkerOptions wo = base.worker_options();
+  std::string md = "# dynacomm bench: compression, " + base.model + ", " +
+                   std::to_string(base.workers) + " workers, batch " + std::to_string(base.batch) +
+                   ", " + fmt("%.0f", wo.link.down_bps / 1e6) + " Mbit/s down / " +
+                   fmt("%.0f", wo.link.up_bps / 1e6) + " Mbit/s up, latency " + base.latency +
+                   ", links " + (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") +
+                   ", scheduler " + base.scheduler + "\n\n" +
+                   "One job per codec, " + std::to_string(f.repeat) +
+                   " round(s) taking turns; bytes are worker 0's; predicted: the job's (its "
+                   "slowest worker's) warm-up prediction.\n\n";
+  md += table_of(rows, to_accuracy, base.target_accuracy, json);
+  report::BarChart bars{base.model + ": iteration time by codec", "iteration time (ms)", {}};
+  for (const CodecRow& r : rows) bars.bars.push_back({r.codec, r.ms.median, r.ms.min, r.ms.max, ""});
+  folder.write_text("codecs.svg", report::render(bars));
+  md += "\n![iteration time](codecs.svg)\n";
+  if (to_accuracy) {
+    report::LineChart chart{base.model + ": test accuracy against training time",
+                            "training time (s, evaluations left out)", "test accuracy (%)", {}};
+    chart.continuous_x = true;
+    for (const CodecRun& run : runs) chart.series.push_back(run.accuracy);
+    folder.write_text("accuracy.svg", report::render(chart));
+    md += "![accuracy against time](accuracy.svg)\n";
+  }
+  std::string csv =
+      "compress,median_ms,min_ms,max_ms,bytes_up_per_iteration,bytes_down_per_iteration,"
+      "predicted_ms,test_accuracy\n";
+  for (const CodecRow& r : rows)
+    csv += "\"" + r.codec + "\"," + fmt("%.6g", r.ms.median) + "," + fmt("%.6g", r.ms.min) + "," +
+           fmt("%.6g", r.ms.max) + "," + fmt("%.0f", r.bytes_up) + "," + fmt("%.0f", r.bytes_down) +
+           "," + fmt("%.6g", r.predicted_ms) + "," + fmt("%.6g", r.accuracy) + "\n";
+  folder.write_text("codecs.csv", csv);
+  folder.write_json("codecs.json", json);
+  folder.write_text("codecs.md", md);
+  std::printf("%s", md.c_str());
+  std::printf("results in %s (codecs.md, codecs.json, codecs.csv, *.svg)\n", out.c_str());
+}
+
+}  // namespace dynacomm::cli::bench
