@@ -304,6 +304,7 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.target_accuracy = target_accuracy;
   o.scheduler = scheduler;
   o.compression = compress;
+  o.momentum = momentum;
   o.link.down_bps = plan::parse_bandwidth_bps(down);
   o.link.up_bps = up.empty() ? o.link.down_bps : plan::parse_bandwidth_bps(up);
   o.link.latency_ms = plan::parse_duration_ms(latency);

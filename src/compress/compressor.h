@@ -61,8 +61,14 @@ class Compressor {
 };
 
 // The method a spec names, drawing its random choices from `seed`; InvalidInput naming the
-// known methods, or what is wrong with the parameter.
-std::unique_ptr<Compressor> make_compressor(const std::string& spec, std::uint64_t seed = 1);
+// known methods, or what is wrong with the parameter. `momentum`: the job's, for a method
+// that applies it on the worker (moves_momentum).
+std::unique_ptr<Compressor> make_compressor(const std::string& spec, std::uint64_t seed = 1,
+                                            double momentum = 0);
+
+// True for a spec whose method applies the job's momentum on the worker (dgc's momentum
+// correction): the PS then applies none of its own.
+bool moves_momentum(const std::string& spec);
 
 // The methods make_compressor knows, with their parameter and default (for --help, docs).
 struct MethodInfo {

@@ -58,7 +58,7 @@ TEST(MakeCompressor, ParsesSpecsAndNamesWhatIsWrong) {
   };
   EXPECT_EQ(message("zip"),
             "unknown compression 'zip' (known: none, fp16, qsgd, terngrad, signsgd, efsignsgd, "
-            "onebit, topk, randomk)");
+            "onebit, topk, randomk, dgc)");
   EXPECT_EQ(message("topk:0"), "topk: the ratio must be in (0, 1], e.g. topk:0.01");
   EXPECT_EQ(message("topk:2"), "topk: the ratio must be in (0, 1], e.g. topk:0.01");
   EXPECT_EQ(message("topk:x"), "compression 'topk:x': 'x' is not a number");
@@ -67,6 +67,19 @@ TEST(MakeCompressor, ParsesSpecsAndNamesWhatIsWrong) {
   EXPECT_EQ(message("fp16:3"), "compression 'fp16:3': fp16 takes no parameter");
   EXPECT_EQ(message("topk,maybe"), "compression 'topk,maybe': after the comma, ef or noef");
   EXPECT_EQ(message("none,ef"), "compression 'none,ef': none leaves nothing out to feed back");
+  EXPECT_EQ(make_compressor("dgc")->name(), "dgc:0.001:200");
+  EXPECT_EQ(make_compressor("dgc:0.01:0")->name(), "dgc:0.01:0");
+  EXPECT_EQ(message("dgc,ef"),
+            "compression 'dgc,ef': dgc accumulates what it leaves out itself (no ,ef)");
+  EXPECT_EQ(message("dgc:0.01:2.5"),
+            "dgc: the warm-up stage must be a whole number of iterations, e.g. dgc:0.001:200 (0: "
+            "no warm-up)");
+  EXPECT_EQ(message("topk:0.1:3"), "compression 'topk:0.1:3': topk takes at most 1 parameter(s)");
+  EXPECT_EQ(message("dgc:0.1:"), "compression 'dgc:0.1:': '' is not a number");
+  EXPECT_TRUE(moves_momentum("dgc"));
+  EXPECT_TRUE(moves_momentum("dgc:0.01:0"));
+  EXPECT_FALSE(moves_momentum("topk:0.01"));
+  EXPECT_FALSE(moves_momentum("auto"));
 }
 
 }  // namespace

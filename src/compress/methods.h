@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "compress/compressor.h"
@@ -20,8 +21,20 @@ std::unique_ptr<Compressor> make_signsgd(const std::string& name);  // signsgd, 
 std::unique_ptr<Compressor> make_onebit();
 std::unique_ptr<Compressor> make_topk(double ratio);
 std::unique_ptr<Compressor> make_randomk(double ratio, std::uint64_t seed);
+// Final density, warm-up stage (iterations; 0: none), the job's momentum (dgc.cc).
+std::unique_ptr<Compressor> make_dgc(double density, std::int64_t stage, double momentum);
 // `inner` with error feedback (error_feedback.cc).
 std::unique_ptr<Compressor> with_error_feedback(std::unique_ptr<Compressor> inner);
+
+// The k (1..n) largest magnitudes of v's n values: their indices, increasing, in the first
+// k places of `order` (ties to the lower index).
+void select_top_k(const float* v, std::int64_t n, std::int64_t k,
+                  std::vector<std::uint32_t>& order);
+// Top-k's payload (size / 8 increasing uint32 indices, then as many float32 values; the
+// caller has checked the size) as `floats` values in scratch; InvalidInput naming `method`
+// for an index out of order or range.
+const float* decode_sparse(const std::string& method, const std::uint8_t* in, std::size_t size,
+                           std::int64_t floats, std::vector<float>& scratch);
 
 // k of top-k and random-k: ratio * n rounded, at least 1, at most n.
 std::int64_t kept(double ratio, std::int64_t n);

@@ -2,6 +2,7 @@
 // invariant, and refusal of malformed payloads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -50,16 +51,17 @@ TEST(Compression, EncodedSizesAreExact) {
   };
   for (const Case& c : std::vector<Case>{{"none", 1000, 4000},
                                          {"fp16", 1001, 2002},
-                                         {"qsgd:64", 1000, 4 + 1000},        // 8 bits a value
-                                         {"qsgd:4", 1000, 4 + 500},          // 1 + 3 bits
-                                         {"qsgd:1", 9, 4 + 3},               // 2 bits: 18 bits
-                                         {"terngrad", 1001, 4 + 251},        // 2 bits
-                                         {"signsgd", 1001, 4 + 126},         // 1 bit
-                                         {"onebit", 1001, 8 + 126},          // two means, 1 bit
-                                         {"topk:0.01", 1000, 10 * 8},        // index and value
-                                         {"topk:0.01", 10, 1 * 8},           // at least one
-                                         {"topk:1", 7, 7 * 8},               // all of them
-                                         {"randomk:0.01", 1000, 10 * 4}}) {  // values only
+                                         {"qsgd:64", 1000, 4 + 1000},      // 8 bits a value
+                                         {"qsgd:4", 1000, 4 + 500},        // 1 + 3 bits
+                                         {"qsgd:1", 9, 4 + 3},             // 2 bits: 18 bits
+                                         {"terngrad", 1001, 4 + 251},      // 2 bits
+                                         {"signsgd", 1001, 4 + 126},       // 1 bit
+                                         {"onebit", 1001, 8 + 126},        // two means, 1 bit
+                                         {"topk:0.01", 1000, 10 * 8},      // index and value
+                                         {"topk:0.01", 10, 1 * 8},         // at least one
+                                         {"topk:1", 7, 7 * 8},             // all of them
+                                         {"randomk:0.01", 1000, 10 * 4},   // values only
+                                         {"dgc:0.01:0", 1000, 10 * 8}}) {  // top-k's
     auto m = make_compressor(c.spec);
     EXPECT_EQ(m->encoded_bytes(c.n, 0), c.bytes) << c.spec;
     EXPECT_EQ(encode(*m, {2, 5}, gradient(c.n, 1)).size(), c.bytes) << c.spec;
@@ -179,6 +181,73 @@ TEST(Compression, ErrorFeedbackSendsEverythingEventually) {
     EXPECT_THROW(again->set_state(state.substr(0, 20)), InvalidInput) << spec;
   }
   EXPECT_THROW(make_compressor("fp16")->set_state("x"), InvalidInput);
+}
+
+// DGC's density warms up over four stages (0.25, 0.0625, 0.015625, 0.0039; never below
+// the final one), then stays at the final one; PS and worker agree from the iteration.
+TEST(Dgc, DensityWarmsUpInStagesOfIterations) {
+  auto c = make_compressor("dgc:0.001:10");
+  const std::int64_t n = 100000;
+  EXPECT_EQ(c->encoded_bytes(n, 0), 25000u * 8);
+  EXPECT_EQ(c->encoded_bytes(n, 9), 25000u * 8);
+  EXPECT_EQ(c->encoded_bytes(n, 10), 6250u * 8);
+  EXPECT_EQ(c->encoded_bytes(n, 25), 1563u * 8);  // 1562.5, rounded
+  EXPECT_EQ(c->encoded_bytes(n, 39), 391u * 8);   // 390.625
+  EXPECT_EQ(c->encoded_bytes(n, 40), 100u * 8);
+  EXPECT_EQ(c->encoded_bytes(n, 100000), 100u * 8);
+  EXPECT_EQ(make_compressor("dgc:0.01:10")->encoded_bytes(n, 35), 1000u * 8);  // floor: 0.01
+  EXPECT_EQ(make_compressor("dgc:0.001:0")->encoded_bytes(n, 0), 100u * 8);
+  const std::vector<float> g = gradient(1000, 3);
+  std::vector<std::uint8_t> bytes = encode(*c, {1, 0}, g);
+  std::vector<float> scratch;
+  EXPECT_THROW(c->decode({1, 10}, bytes.data(), bytes.size(), 1000, scratch), InvalidInput);
+}
+
+// Without momentum DGC is top-k with error feedback, byte for byte; with momentum it is
+// the paper's update, checked against a plain re-statement: u = m u + g, v = v + u, send the
+// k largest |v|, zero v and u where sent (momentum factor masking).
+TEST(Dgc, IsMomentumCorrectedTopKWithMasking) {
+  const std::int64_t n = 200;
+  {
+    auto dgc = make_compressor("dgc:0.05:0", 1, /*momentum=*/0);
+    auto topk = make_compressor("topk:0.05,ef");
+    for (int t = 0; t < 20; ++t) {
+      const std::vector<float> g = gradient(n, 50 + t);
+      ASSERT_EQ(encode(*dgc, {2, t}, g), encode(*topk, {2, t}, g)) << t;
+    }
+  }
+  const float m = 0.9f;
+  auto dgc = make_compressor("dgc:0.05:0", 1, m);
+  std::vector<float> u(n, 0), v(n, 0);
+  for (int t = 0; t < 30; ++t) {
+    const std::vector<float> g = gradient(n, 80 + t);
+    for (std::int64_t i = 0; i < n; ++i) {
+      u[i] = m * u[i] + g[i];
+      v[i] += u[i];
+    }
+    std::vector<std::int64_t> order(n);
+    for (std::int64_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+      return std::fabs(v[a]) > std::fabs(v[b]);
+    });
+    std::vector<float> expected(n, 0);
+    for (int j = 0; j < 10; ++j) {
+      expected[order[j]] = v[order[j]];
+      v[order[j]] = u[order[j]] = 0;
+    }
+    ASSERT_EQ(round_trip(*dgc, {3, t}, g), expected) << t;
+  }
+  // Its state is u and v of each atom; a checkpoint's copy encodes the same next.
+  const std::string state = dgc->state();
+  ASSERT_EQ(state.size(), 16 + 2 * n * 4);
+  std::vector<float> saved_v(n);
+  std::memcpy(saved_v.data(), state.data() + 16 + n * 4, n * 4);
+  EXPECT_EQ(saved_v, v);
+  auto again = make_compressor("dgc:0.05:0", 1, m);
+  again->set_state(state);
+  const std::vector<float> g = gradient(n, 999);
+  EXPECT_EQ(encode(*again, {3, 30}, g), encode(*dgc, {3, 30}, g));
+  EXPECT_THROW(again->set_state(state.substr(0, 100)), InvalidInput);
 }
 
 // The same seed, atom and iteration give the same bytes (a PS draws random-k's indices

@@ -17,6 +17,11 @@ std::vector<std::string> auto_methods(const std::string& spec) {
     const std::string one = listed.substr(at, plus - at);
     if (one.empty() || one.rfind("auto", 0) == 0)
       throw InvalidInput("compression '" + spec + "': methods joined by +, e.g. auto:topk:0.01+qsgd:64");
+    if (moves_momentum(one))
+      throw InvalidInput("compression '" + spec + "': " + one +
+                         " applies the momentum on the worker, which cannot be chosen unit by "
+                         "unit; use --compress " +
+                         one + " alone");
     const std::string name = make_compressor(one)->name();
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     at = plus + 1;
@@ -27,10 +32,10 @@ std::vector<std::string> auto_methods(const std::string& spec) {
   return names;
 }
 
-PushCodec::PushCodec(const std::string& spec, std::uint64_t seed) {
+PushCodec::PushCodec(const std::string& spec, std::uint64_t seed, double momentum) {
   const std::vector<std::string> names = auto_methods(spec);
   mixed_ = !names.empty();
-  if (!mixed_) methods_.push_back(make_compressor(spec, seed));
+  if (!mixed_) methods_.push_back(make_compressor(spec, seed, momentum));
   for (const std::string& n : names) methods_.push_back(make_compressor(n, seed));
 }
 

@@ -31,7 +31,9 @@ constexpr std::size_t kMaxMixedMethods = 16;
 class PushCodec {
  public:
   // InvalidInput naming the bad method, a repeated one, or a list too long.
-  explicit PushCodec(const std::string& spec, std::uint64_t seed = 1);
+  // `momentum`: the job's, for methods that apply it on the worker (dgc; not in a mixed
+  // list: the PS's own momentum would apply to some units and not to others).
+  explicit PushCodec(const std::string& spec, std::uint64_t seed = 1, double momentum = 0);
 
   bool mixed() const { return mixed_; }
   std::uint16_t wire_codec() const { return mixed_ ? kMixedCodec : methods_[0]->wire_codec(); }

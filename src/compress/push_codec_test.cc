@@ -90,6 +90,9 @@ TEST(PushCodec, SplitsABenchListKeepingErrorFeedbackWithItsMethod) {
   EXPECT_THROW(split_codec_list("fp16,fp16"), InvalidInput);
   EXPECT_THROW(split_codec_list("none,magic:3"), InvalidInput);
   EXPECT_THROW(split_codec_list("topk:0.01,ef,ef"), InvalidInput);
+  // dgc moves the momentum to the workers: all units or none.
+  EXPECT_THROW(PushCodec("auto:dgc"), InvalidInput);
+  EXPECT_NO_THROW(PushCodec("dgc", 1, 0.9));
 }
 
 }  // namespace

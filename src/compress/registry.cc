@@ -1,6 +1,7 @@
 // make_compressor: a spec's method, its parameter and its error feedback.
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "compress/methods.h"
 
@@ -8,11 +9,18 @@ namespace dynacomm::compress {
 
 namespace {
 
+// What a method is made from: its parameters (the defaults where the spec gives none),
+// the job's seed and momentum.
+struct Made {
+  double p = 0, q = 0;
+  std::uint64_t seed = 1;
+  double momentum = 0;
+};
 struct Method {
   MethodInfo info;
-  bool feedback;  // error feedback unless the spec says ",noef"
-  bool parameter;
-  std::function<std::unique_ptr<Compressor>(double, std::uint64_t)> make;
+  bool feedback;   // error feedback unless the spec says ",noef"
+  int parameters;  // how many it takes (METHOD:P or METHOD:P:Q)
+  std::function<std::unique_ptr<Compressor>(const Made&)> make;
 };
 
 double ratio_of(double r, const std::string& method) {
@@ -23,45 +31,58 @@ double ratio_of(double r, const std::string& method) {
 
 const std::vector<Method>& table() {
   static const std::vector<Method> t = {
-      {{"none", "", "float32 as it is"}, false, false, [](double, auto) { return make_none(); }},
-      {{"fp16", "", "IEEE half precision"}, false, false, [](double, auto) { return make_fp16(); }},
+      {{"none", "", "float32 as it is"}, false, 0, [](const Made&) { return make_none(); }},
+      {{"fp16", "", "IEEE half precision"}, false, 0, [](const Made&) { return make_fp16(); }},
       {{"qsgd", "levels (64)", "QSGD, stochastic levels, unbiased"},
        false,
-       true,
-       [](double s, std::uint64_t seed) {
-         if (!(s >= 1 && s <= 65535 && s == std::floor(s)))
+       1,
+       [](const Made& m) {
+         if (!(m.p >= 1 && m.p <= 65535 && m.p == std::floor(m.p)))
            throw InvalidInput("qsgd: the levels must be a whole number in 1..65535, e.g. qsgd:64");
-         return make_qsgd(static_cast<int>(s), seed);
+         return make_qsgd(static_cast<int>(m.p), m.seed);
        }},
       {{"terngrad", "", "TernGrad, ternary, unbiased"},
        false,
-       false,
-       [](double, std::uint64_t seed) { return make_terngrad(seed); }},
+       0,
+       [](const Made& m) { return make_terngrad(m.seed); }},
       {{"signsgd", "", "scaled sign"},
        false,
-       false,
-       [](double, auto) { return make_signsgd("signsgd"); }},
+       0,
+       [](const Made&) { return make_signsgd("signsgd"); }},
       {{"efsignsgd", "", "scaled sign with error feedback (EF-SignSGD)"},
        true,
-       false,
-       [](double, auto) { return make_signsgd("efsignsgd"); }},
+       0,
+       [](const Made&) { return make_signsgd("efsignsgd"); }},
       {{"onebit", "", "1-bit SGD with error feedback"},
        true,
-       false,
-       [](double, auto) { return make_onebit(); }},
+       0,
+       [](const Made&) { return make_onebit(); }},
       {{"topk", "ratio (0.01)", "top-k sparsification with error feedback"},
        true,
-       true,
-       [](double r, auto) { return make_topk(ratio_of(r, "topk")); }},
+       1,
+       [](const Made& m) { return make_topk(ratio_of(m.p, "topk")); }},
       {{"randomk", "ratio (0.01)", "random-k, indices from the shared seed, error feedback"},
        true,
-       true,
-       [](double r, std::uint64_t seed) { return make_randomk(ratio_of(r, "randomk"), seed); }},
+       1,
+       [](const Made& m) { return make_randomk(ratio_of(m.p, "randomk"), m.seed); }},
+      {{"dgc", "density (0.001), warm-up stage in iterations (200)",
+        "Deep Gradient Compression: momentum correction and masking, density warm-up"},
+       false,
+       2,
+       [](const Made& m) {
+         if (!(m.q >= 0 && m.q <= 1e9 && m.q == std::floor(m.q)))
+           throw InvalidInput(
+               "dgc: the warm-up stage must be a whole number of iterations, "
+               "e.g. dgc:0.001:200 (0: no warm-up)");
+         return make_dgc(ratio_of(m.p, "dgc"), static_cast<std::int64_t>(m.q), m.momentum);
+       }},
   };
   return t;
 }
 
-double default_parameter(const std::string& method) { return method == "qsgd" ? 64 : 0.01; }
+double default_parameter(const std::string& method) {
+  return method == "qsgd" ? 64 : method == "dgc" ? 0.001 : 0.01;
+}
 
 }  // namespace
 
@@ -74,7 +95,30 @@ const std::vector<MethodInfo>& methods() {
   return m;
 }
 
-std::unique_ptr<Compressor> make_compressor(const std::string& spec, std::uint64_t seed) {
+namespace {
+
+// "0.001:200" as numbers; InvalidInput naming the one that is not a number.
+std::vector<double> parse_parameters(const std::string& parameter, const std::string& spec) {
+  std::vector<double> out;
+  std::size_t begin = 0;
+  while (begin <= parameter.size()) {
+    std::size_t end = parameter.find(':', begin);
+    if (end == std::string::npos) end = parameter.size();
+    const std::string one = parameter.substr(begin, end - begin);
+    char* stop = nullptr;
+    const double value = std::strtod(one.c_str(), &stop);
+    if (one.empty() || stop == one.c_str() || *stop != 0)
+      throw InvalidInput("compression '" + spec + "': '" + one + "' is not a number");
+    out.push_back(value);
+    begin = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Compressor> make_compressor(const std::string& spec, std::uint64_t seed,
+                                            double momentum) {
   std::string head = spec, option;
   if (const auto comma = spec.find(','); comma != std::string::npos) {
     head = spec.substr(0, comma);
@@ -89,24 +133,32 @@ std::unique_ptr<Compressor> make_compressor(const std::string& spec, std::uint64
   }
   for (const Method& m : table()) {
     if (m.info.name != method) continue;
-    if (!m.parameter && !parameter.empty())
-      throw InvalidInput("compression '" + spec + "': " + method + " takes no parameter");
-    double value = default_parameter(method);
-    if (!parameter.empty()) {
-      char* end = nullptr;
-      value = std::strtod(parameter.c_str(), &end);
-      if (end == parameter.c_str() || *end != 0)
-        throw InvalidInput("compression '" + spec + "': '" + parameter + "' is not a number");
-    }
-    std::unique_ptr<Compressor> c = m.make(value, seed);
+    const std::vector<double> given =
+        parameter.empty() ? std::vector<double>{} : parse_parameters(parameter, spec);
+    if (static_cast<int>(given.size()) > m.parameters)
+      throw InvalidInput("compression '" + spec + "': " + method + " takes " +
+                         (m.parameters == 0
+                              ? std::string("no parameter")
+                              : "at most " + std::to_string(m.parameters) + " parameter(s)"));
+    Made made{default_parameter(method), method == "dgc" ? 200.0 : 0.0, seed, momentum};
+    if (!given.empty()) made.p = given[0];
+    if (given.size() > 1) made.q = given[1];
+    std::unique_ptr<Compressor> c = m.make(made);
     const bool feedback = option.empty() ? m.feedback : option == "ef";
     if (feedback && method == "none")
       throw InvalidInput("compression '" + spec + "': none leaves nothing out to feed back");
+    if (feedback && method == "dgc")
+      throw InvalidInput("compression '" + spec +
+                         "': dgc accumulates what it leaves out itself (no ,ef)");
     return feedback ? with_error_feedback(std::move(c)) : std::move(c);
   }
   std::string known;
   for (const Method& m : table()) known += (known.empty() ? "" : ", ") + m.info.name;
   throw InvalidInput("unknown compression '" + method + "' (known: " + known + ")");
+}
+
+bool moves_momentum(const std::string& spec) {
+  return spec.rfind("dgc", 0) == 0 && (spec.size() == 3 || spec[3] == ':' || spec[3] == ',');
 }
 
 }  // namespace dynacomm::compress

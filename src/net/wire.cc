@@ -195,7 +195,9 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
     else if (h.type == MessageType::kPullReply || h.type == MessageType::kPush)
       for (auto u = h.first_unit; u <= h.last_unit; ++u)
         expected_payload +=
-            static_cast<std::uint64_t>(encoded ? limits.push_bytes.at(u) : limits.unit_bytes[u]);
+            static_cast<std::uint64_t>(!encoded               ? limits.unit_bytes[u]
+                                       : limits.push_bytes_at ? limits.push_bytes_at(u, h.iteration)
+                                                              : limits.push_bytes.at(u));
     if (h.type == MessageType::kPushAck) expected_payload = kUpdateReportBytes;
     if (h.payload_bytes != expected_payload)
       return fail("payload of " + std::to_string(h.payload_bytes) + " bytes for units " +

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,9 @@ struct WireLimits {
   // (empty: unit_bytes).
   std::uint16_t push_codec = 0;
   std::vector<std::int64_t> push_bytes{};
+  // Where a codec's size changes with the iteration (dgc's density warm-up): each unit's
+  // bytes at the header's iteration, in place of push_bytes (which must be non-empty).
+  std::function<std::int64_t(std::uint32_t unit, std::int64_t iteration)> push_bytes_at{};
   // A mixed job's pushes (compress/push_codec.h, push_codec 255): per method, each unit's
   // bytes with its index byte. Each unit of a push starts with its method's index.
   std::vector<std::vector<std::int64_t>> mixed_bytes{};

@@ -108,6 +108,9 @@ struct PsServer::Impl {
     } else if (codec->names()[0] != "none") {
       for (std::int64_t b : unit_bytes)
         limits.push_bytes.push_back(static_cast<std::int64_t>(codec->encoded_bytes(0, b / 4, 0)));
+      limits.push_bytes_at = [c = codec.get(), unit_bytes](std::uint32_t u, std::int64_t it) {
+        return static_cast<std::int64_t>(c->encoded_bytes(0, unit_bytes.at(u) / 4, it));
+      };
     }
   }
   std::uint64_t dense_bytes(int first, int last) const {
@@ -235,6 +238,8 @@ struct PsServer::Impl {
     StoreOptions s;
     s.workers = options.workers;
     s.sgd = options.sgd;
+    // dgc's momentum correction applies the momentum on the workers: none here too.
+    if (compress::moves_momentum(options.compression)) s.sgd.momentum = 0;
     if (s.sgd.total_iterations <= 0 && job)  // for schedules
       s.sgd.total_iterations = job->total_iterations;
     store = std::make_unique<ParameterStore>(s, std::move(units));

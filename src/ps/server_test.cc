@@ -216,7 +216,7 @@ TEST(PsCluster, AnySegmentationGivesBitIdenticalWeights) {
 // weights under every segmentation; and it does compress (the weights are not dense's).
 TEST(PsCluster, CompressedPushesGiveTheSameWeightsUnderAnySegmentation) {
   for (const std::string method :
-       {"topk:0.4", "qsgd:4", "randomk:0.5", "fp16", "auto:topk:0.4+qsgd:4"}) {
+       {"topk:0.4", "qsgd:4", "randomk:0.5", "fp16", "auto:topk:0.4+qsgd:4", "dgc:0.5:2"}) {
     SCOPED_TRACE(method);
     const std::vector<float> expected = train(2, 10, {kSequential}, method);
     EXPECT_EQ(train(2, 10, {kLayerwise}, method), expected);

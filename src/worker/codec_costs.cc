@@ -82,6 +82,21 @@ plan::CodecOptions measure_codecs(const plan::Slicing& slicing,
   return options;
 }
 
+void bytes_at(plan::CodecOptions& options, const plan::Slicing& slicing, std::int64_t iteration) {
+  std::map<std::string, std::unique_ptr<compress::Compressor>> made;
+  for (std::size_t u = 0; u < options.size(); ++u)
+    for (plan::CodecOption& o : options[u]) {
+      if (o.method == "none") continue;
+      std::unique_ptr<compress::Compressor>& c = made[o.method];
+      if (!c) c = compress::make_compressor(o.method, 0x5eed);
+      std::int64_t bytes = 0;
+      for (auto a = slicing.first_atom.at(u); a < slicing.first_atom.at(u + 1); ++a)
+        bytes += static_cast<std::int64_t>(
+            c->encoded_bytes(slicing.atoms[static_cast<std::size_t>(a)].params, iteration));
+      o.push_bytes = bytes;
+    }
+}
+
 std::string describe_choice(const PushCodecs& codecs) {
   std::map<std::string, int> units;
   double encode_ms = 0, decode_ms = 0, bytes = 0, dense = 0;

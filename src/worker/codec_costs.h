@@ -26,6 +26,10 @@ plan::CodecOptions measure_codecs(const plan::Slicing& slicing,
                                   const std::vector<std::string>& methods, int reps = 3,
                                   std::int64_t iteration = 0);
 
+// The options' push bytes at `iteration`, for a method whose encoding's size changes with
+// the iteration (dgc's density warm-up); the times stay as measured.
+void bytes_at(plan::CodecOptions& options, const plan::Slicing& slicing, std::int64_t iteration);
+
 // A job's codecs as the planner sees them: every unit's options and the one chosen (empty:
 // dense pushes, nothing to apply).
 struct PushCodecs {

@@ -49,6 +49,7 @@ struct CommOptions {
   // The codec of the pushes (compress/compressor.h), its draws from `seed`; pulls are
   // float32.
   std::string compression = "none";
+  double momentum = 0;  // the job's, for codecs that apply it on the worker (dgc)
   std::uint64_t seed = 1;
 };
 

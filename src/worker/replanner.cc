@@ -197,6 +197,8 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
 Replanner::Change Replanner::before_iteration(std::int64_t it, std::int64_t step, int epoch) {
   Change change;
   if (it <= c_.o.warmup || mode_ == plan::ReplanMode::kStatic) return change;
+  // What the pushes cost now (dgc's density shrinks over its warm-up).
+  bytes_at(c_.estimators.codecs.options, c_.slicing, it);
   if (job_plan_) follow_the_job(it, change);
   if (mode_ == plan::ReplanMode::kDynamic) {
     dynamic(it, change);

@@ -123,6 +123,7 @@ CommOptions comm_options(const WorkerOptions& o, const Joined& joined,
   co.timeout = o.timeout;
   co.slicing = slicing;
   co.compression = o.compression;
+  co.momentum = o.momentum;
   co.seed = o.seed;
   return co;
 }

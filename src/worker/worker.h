@@ -82,6 +82,7 @@ struct WorkerOptions {
   // The codec of the pushes (compress/compressor.h: METHOD[:PARAMETER][,ef|,noef]); the
   // job's, checked at hello. Pulls are float32.
   std::string compression = "none";
+  double momentum = 0.9;  // the job's SGD momentum: dgc applies it here (compress/dgc.cc)
   plan::PlannerOptions planner;
   plan::LinkProfile link{20e6, 20e6, 0, 0, 0};  // emulated link; overheads are measured
   double extra_overhead_ms = 0;                 // injected per message, for what-if studies
