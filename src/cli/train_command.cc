@@ -23,6 +23,7 @@
 #include "ps/checkpoint.h"
 #include "report/run_folder.h"
 #include "train/local_training.h"
+#include "worker/codec_state.h"
 
 namespace dynacomm::cli {
 
@@ -108,6 +109,18 @@ void run_cluster(const TrainFlags& f) {
     if (!old.empty())
       std::fprintf(stderr, "dynacomm: removed %zu checkpoints of an earlier run from %s\n",
                    old.size(), checkpoints.dir.c_str());
+    for (int r = 0; r < j.workers; ++r)  // so are the workers' compression states
+      std::remove(worker::codec_state_path(run_dir, r).c_str());
+  } else {
+    // Resumed into another folder: the workers' compression states (in the folder the
+    // checkpoints are in) come along, so they take up where they stopped.
+    const std::string from = checkpoints.dir.substr(0, checkpoints.dir.find_last_of('/'));
+    ::mkdir(run_dir.c_str(), 0755);
+    for (int r = 0; r < j.workers && from != checkpoints.dir; ++r) {
+      std::ifstream in(worker::codec_state_path(from, r), std::ios::binary);
+      if (!in || from == run_dir) continue;
+      std::ofstream(worker::codec_state_path(run_dir, r), std::ios::binary) << in.rdbuf();
+    }
   }
   control.ps_args = checkpoints.ps_args();
   control.checkpoint_dir = checkpoints.dir;

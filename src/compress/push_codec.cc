@@ -1,6 +1,7 @@
 #include "compress/push_codec.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/error.h"
 
@@ -74,6 +75,40 @@ const float* PushCodec::decode(Slot slot, const std::uint8_t* in, std::size_t av
                        std::to_string(available) + " left in the push");
   used = size + (mixed_ ? 1 : 0);
   return methods_[k]->decode(slot, in, size, floats, scratch);
+}
+
+// Per method: its state's length (uint64), then the state.
+std::string PushCodec::state() const {
+  std::string out;
+  for (const auto& m : methods_) {
+    const std::string one = m->state();
+    const std::uint64_t n = one.size();
+    out.append(reinterpret_cast<const char*>(&n), sizeof n);
+    out += one;
+  }
+  return out;
+}
+
+void PushCodec::set_state(const std::string& state) {
+  std::vector<std::string> parts;
+  std::size_t at = 0;
+  while (at < state.size()) {
+    std::uint64_t n;
+    if (state.size() - at < sizeof n || parts.size() == methods_.size())
+      throw InvalidInput("codec state: not " + std::to_string(methods_.size()) + " method(s)");
+    std::memcpy(&n, state.data() + at, sizeof n);
+    at += sizeof n;
+    if (n > state.size() - at) throw InvalidInput("codec state: truncated");
+    parts.push_back(state.substr(at, n));
+    at += n;
+  }
+  if (parts.size() != methods_.size())
+    throw InvalidInput("codec state: " + std::to_string(parts.size()) + " method(s), expected " +
+                       std::to_string(methods_.size()));
+  // Checked on copies first, so a state that does not fit changes nothing.
+  for (std::size_t k = 0; k < methods_.size(); ++k)
+    make_compressor(methods_[k]->name())->set_state(parts[k]);
+  for (std::size_t k = 0; k < methods_.size(); ++k) methods_[k]->set_state(parts[k]);
 }
 
 std::vector<std::string> split_codec_list(const std::string& list) {

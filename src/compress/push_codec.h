@@ -51,6 +51,12 @@ class PushCodec {
   const float* decode(Slot slot, const std::uint8_t* in, std::size_t available,
                       std::int64_t floats, std::vector<float>& scratch, std::size_t& used) const;
 
+  // Every method's state (residuals, DGC's momentum and accumulation), for a worker that
+  // stops to take up again where it was; set_state takes what state() gave a codec of the
+  // same spec (InvalidInput when it does not fit: nothing is changed then).
+  std::string state() const;
+  void set_state(const std::string& state);
+
  private:
   bool mixed_ = false;
   std::vector<std::unique_ptr<Compressor>> methods_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "base/error.h"
@@ -93,6 +94,33 @@ TEST(PushCodec, SplitsABenchListKeepingErrorFeedbackWithItsMethod) {
   // dgc moves the momentum to the workers: all units or none.
   EXPECT_THROW(PushCodec("auto:dgc"), InvalidInput);
   EXPECT_NO_THROW(PushCodec("dgc", 1, 0.9));
+}
+
+// A worker that stops takes its residuals along: a codec given the state encodes the next
+// push as the one it came from would.
+TEST(PushCodec, StateCarriesEveryMethodsResiduals) {
+  std::vector<float> g(500);
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = std::sin(0.37f * static_cast<float>(i));
+  PushCodec a("auto:topk:0.05+onebit", 7);
+  std::vector<std::uint8_t> out(2000);
+  for (std::int64_t it = 0; it < 3; ++it)
+    for (std::size_t k = 0; k < a.size(); ++k) a.encode(k, {1, it}, g.data(), 500, out.data());
+  PushCodec b("auto:topk:0.05+onebit", 7);
+  b.set_state(a.state());
+  EXPECT_EQ(b.state(), a.state());
+  std::vector<std::uint8_t> from_a(2000), from_b(2000);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    a.encode(k, {1, 3}, g.data(), 500, from_a.data());
+    b.encode(k, {1, 3}, g.data(), 500, from_b.data());
+    EXPECT_EQ(from_a, from_b) << k;
+  }
+  PushCodec other("topk:0.05", 7);
+  EXPECT_THROW(other.set_state(a.state()), InvalidInput);  // four methods' states for one
+  const std::string before = b.state();
+  std::string spoiled = a.state();
+  spoiled.resize(spoiled.size() - 3);
+  EXPECT_THROW(b.set_state(spoiled), InvalidInput);
+  EXPECT_EQ(b.state(), before);  // nothing changed
 }
 
 }  // namespace

@@ -172,6 +172,16 @@ void Comm::stretch(Clock::time_point since) {
   slept_ms_ += std::chrono::duration<double, std::milli>(sleep).count();
 }
 
+std::string Comm::codec_state() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return codec_->state();
+}
+
+void Comm::set_codec_state(const std::string& state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  codec_->set_state(state);
+}
+
 void Comm::set_push_methods(const std::vector<int>& per_unit) {
   const plan::Slicing& sl = options_.slicing;
   if (per_unit.size() + 1 != sl.first_atom.size())

@@ -113,6 +113,10 @@ class Comm : public model::UnitObserver {
   // InvalidInput for a wrong count or index.
   void set_push_methods(const std::vector<int>& per_unit);
   const compress::PushCodec& push_codec() const { return *codec_; }
+  // The codec's state (compress/push_codec.h), for a worker that stops and takes up again;
+  // set before the first push (InvalidInput when it does not fit the job's codec).
+  std::string codec_state() const;
+  void set_codec_state(const std::string& state);
 
   // Measurements of the last iteration.
   std::vector<Clock::time_point> gate_called, gate_passed, grads_ready;

@@ -18,6 +18,7 @@
 #include "plan/model/simulate.h"
 #include "train/local_training.h"
 #include "worker/calibration.h"
+#include "worker/codec_state.h"
 #include "worker/comm.h"
 #include "worker/data_share.h"
 #include "worker/estimates.h"
@@ -481,6 +482,10 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
              << " (epoch " << first / share.steps_per_epoch + 1 << ")\n";
   }
   Comm comm(conn, *model, comm_options(o, joined, slicing));
+  const std::string codec_state =
+      o.compression == "none" || o.out_dir.empty() ? "" : codec_state_path(o.out_dir, o.rank);
+  if (!codec_state.empty())
+    restore_codec_state(codec_state, o.compression, first, o.rank, comm, progress);
   model->set_observer(&comm);
   comm.start();
   std::atomic<int> link_row{-1};  // the link trace's row now in force
@@ -590,6 +595,10 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   if (o.rank == 0) finish_job(comm, *model, *test, o, share.total, iteration_start, log, result);
   log.status(result, "done", true);
   comm.shutdown();
+  if (!codec_state.empty())  // to take up again where it stopped
+    save_codec_state(codec_state, o.compression,
+                     result.interrupted_at >= 0 ? result.interrupted_at : share.total,
+                     comm.codec_state());
   // The last iteration's pushes are acknowledged while the job ends: into the trace too.
   for (const auto& e : comm.take_link_events()) log.transfer(e);
   model->set_observer(nullptr);

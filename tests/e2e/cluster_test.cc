@@ -336,6 +336,50 @@ TEST_F(ClusterTest, AnInterruptedTrainSavesWhatItLearned) {
   for (int pid : processes_mentioning(out)) ::kill(pid, SIGKILL);
 }
 
+// Compression keeps state on the workers (DGC's momentum and accumulation here): a train
+// interrupted with Ctrl-C saves it beside the PS's checkpoint, and resumed, the workers take
+// it up again, so the job ends with the weights of one that never stopped, bit for bit.
+TEST_F(ClusterTest, AnInterruptedCompressedTrainResumesBitForBit) {
+  const std::string job =
+      "train --model lenet5 --iterations 60 --warmup 2 --batch 32 --train-samples 2000"
+      " --test-samples 100 --down 20mbit --latency 1ms --scheduler sequential --replan static"
+      " --compress dgc:0.05:10";
+  ASSERT_TRUE(run_dynacomm("whole", job));
+  const std::string out = dir_ + "/stopped";
+  const std::string sh = std::string(DYNACOMM_EXE) + " " + job + " --out " + out + " > " + dir_ +
+                         "/stopped.log 2>&1 & echo $! > " + dir_ + "/pid; wait $!; echo $? > " +
+                         dir_ + "/rc";
+  ASSERT_EQ(std::system(("sh -c '" + sh + "' &").c_str()), 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  auto iteration = [&] {
+    const nlohmann::json st = nlohmann::json::parse(read_file(out + "/status-worker0.json"),
+                                                    nullptr, /*allow_exceptions=*/false);
+    return st.is_object() && st.contains("iteration") ? st["iteration"].get<int>() : 0;
+  };
+  while (std::chrono::steady_clock::now() < deadline && iteration() < 20)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const int launcher = std::atoi(read_file(dir_ + "/pid").c_str());
+  ASSERT_GT(launcher, 0);
+  ASSERT_EQ(::kill(launcher, SIGINT), 0);
+  const auto done_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < done_by && read_file(dir_ + "/rc").empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(std::atoi(read_file(dir_ + "/rc").c_str()), 130) << read_file(dir_ + "/stopped.log");
+  for (int r = 0; r < 2; ++r)
+    EXPECT_FALSE(read_file(out + "/codec-state-worker" + std::to_string(r) + ".bin").empty()) << r;
+
+  ASSERT_TRUE(run_dynacomm("resumed", job + " --resume " + out + "/checkpoints"));
+  for (int r = 0; r < 2; ++r) {
+    const std::string log = read_file(dir_ + "/resumed/worker-" + std::to_string(r) + ".log");
+    EXPECT_NE(log.find("took up the compression state (residuals) it had before iteration"),
+              std::string::npos)
+        << log;
+  }
+  const std::string whole = read_file(dir_ + "/whole/weights.bin");
+  ASSERT_EQ(whole.size(), 246824u);
+  EXPECT_TRUE(read_file(dir_ + "/resumed/weights.bin") == whole) << "not bit for bit";
+}
+
 // One worker through the PS computes exactly what --local training computes.
 // The embedded default as a user runs it: summary, metrics, weights and one merged trace.
 TEST_F(ClusterTest, TrainWritesTheRunFolder) {
