@@ -79,7 +79,7 @@ SavedCodecState load_codec_state(const std::string& path) {
 
 void restore_codec_state(const std::string& path, const std::string& spec, std::int64_t first,
                          int rank, Comm& comm, std::ostream& progress) {
-  if (!std::ifstream(path)) return;
+  if (path.empty() || !std::ifstream(path)) return;
   const std::string who = "worker " + std::to_string(rank) + ": ";
   try {
     const SavedCodecState s = load_codec_state(path);

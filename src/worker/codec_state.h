@@ -34,7 +34,7 @@ struct SavedCodecState {
 SavedCodecState load_codec_state(const std::string& path);
 
 // At a (re)join at `first`: the saved state put into `comm` when it is for this spec and
-// this iteration; one line to `progress` either way when a file is there.
+// this iteration; one line to `progress` either way when a file is there (path "": none).
 void restore_codec_state(const std::string& path, const std::string& spec, std::int64_t first,
                          int rank, Comm& comm, std::ostream& progress);
 

@@ -311,6 +311,27 @@ void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, cons
   evaluate_now(model, test, o, log, result, /*final=*/true, false);
 }
 
+// Joins the job (rank 0 sends the initial parameters); a worker joining a running job
+// warms up from where it starts, and says so.
+Joined join_and_say(net::Connection& conn, WorkerOptions& o, const JobShape& shape,
+                    const model::Model& model, std::int64_t steps_per_epoch,
+                    std::ostream& progress) {
+  const Joined joined =
+      join_job(conn, o, shape, o.rank == 0 ? model.flat_params() : std::vector<float>{});
+  const std::int64_t first = joined.start_iteration;
+  if (joined.job_running && first > 0) {
+    o.warmup += first;
+    progress << "worker " << o.rank << ": joined the running job at iteration " << first
+             << " (epoch " << first / steps_per_epoch + 1 << ")\n";
+  }
+  return joined;
+}
+
+// Where the worker keeps its compression state ("": dense pushes, or no run folder).
+std::string codec_state_file(const WorkerOptions& o) {
+  return o.compression == "none" || o.out_dir.empty() ? "" : codec_state_path(o.out_dir, o.rank);
+}
+
 // A result to fill: what the job's share and the hello said.
 WorkerResult joined_result(const DataShare& share, const Joined& joined) {
   WorkerResult result;
@@ -473,19 +494,11 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
 
   net::Connection conn(o.ps, net::WireLimits{shape.atom_bytes, o.workers - 1, 64 * 1024},
                        o.curve ? &*o.curve : nullptr);
-  const Joined joined =
-      join_job(conn, o, shape, o.rank == 0 ? model->flat_params() : std::vector<float>{});
+  const Joined joined = join_and_say(conn, o, shape, *model, share.steps_per_epoch, progress);
   const std::int64_t first = joined.start_iteration;
-  if (joined.job_running && first > 0) {
-    o.warmup += first;
-    progress << "worker " << o.rank << ": joined the running job at iteration " << first
-             << " (epoch " << first / share.steps_per_epoch + 1 << ")\n";
-  }
   Comm comm(conn, *model, comm_options(o, joined, slicing));
-  const std::string codec_state =
-      o.compression == "none" || o.out_dir.empty() ? "" : codec_state_path(o.out_dir, o.rank);
-  if (!codec_state.empty())
-    restore_codec_state(codec_state, o.compression, first, o.rank, comm, progress);
+  const std::string codec_state = codec_state_file(o);  // "": nothing to keep
+  restore_codec_state(codec_state, o.compression, first, o.rank, comm, progress);
   model->set_observer(&comm);
   comm.start();
   std::atomic<int> link_row{-1};  // the link trace's row now in force
@@ -596,8 +609,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   log.status(result, "done", true);
   comm.shutdown();
   if (!codec_state.empty())  // to take up again where it stopped
-    save_codec_state(codec_state, o.compression,
-                     result.interrupted_at >= 0 ? result.interrupted_at : share.total,
+    save_codec_state(codec_state, o.compression, result.next_iteration(share.total),
                      comm.codec_state());
   // The last iteration's pushes are acknowledged while the job ends: into the trace too.
   for (const auto& e : comm.take_link_events()) log.transfer(e);

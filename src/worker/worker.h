@@ -152,6 +152,10 @@ struct WorkerResult {
   double test_accuracy = 0;                 // rank 0: of the final weights
   std::vector<float> final_weights;         // rank 0
   std::int64_t interrupted_at = -1;         // stopped before this iteration (request_stop); -1: not
+  // The iteration a worker taking up this run would start at.
+  std::int64_t next_iteration(std::int64_t total) const {
+    return interrupted_at >= 0 ? interrupted_at : total;
+  }
   plan::Plan plan;                          // the plan used after warm-up
   struct PlanInfo {
     int id;
