@@ -60,33 +60,18 @@ class Dgc : public Compressor {
     expect_size(name(), size, encoded_bytes(floats, slot.iteration), floats);
     return decode_sparse(name(), in, size, floats, scratch);  // top-k's payload
   }
-  // Per atom: its index and length (int64), then u and v (float32 each).
+  // Per atom: u and v (compress/methods.h's atom state).
   std::string state() const override {
     std::string out;
-    for (const auto& [atom, s] : state_) {
-      const std::int64_t head[2] = {atom, static_cast<std::int64_t>(s.u.size())};
-      out.append(reinterpret_cast<const char*>(head), sizeof head);
-      out.append(reinterpret_cast<const char*>(s.u.data()), s.u.size() * sizeof(float));
-      out.append(reinterpret_cast<const char*>(s.v.data()), s.v.size() * sizeof(float));
-    }
+    for (const auto& [atom, s] : state_) put_atom_state(out, atom, {&s.u, &s.v});
     return out;
   }
   void set_state(const std::string& in) override {
     std::map<std::int64_t, State> states;
-    std::size_t at = 0;
-    while (at < in.size()) {
-      std::int64_t head[2];
-      if (in.size() - at < sizeof head) throw InvalidInput(name() + " state: truncated");
-      std::memcpy(head, in.data() + at, sizeof head);
-      at += sizeof head;
-      if (head[1] < 0 || static_cast<std::uint64_t>(head[1]) > (in.size() - at) / 8)
-        throw InvalidInput(name() + " state: atom " + std::to_string(head[0]) + " is truncated");
-      State& s = states[head[0]];
-      for (std::vector<float>* x : {&s.u, &s.v}) {
-        x->resize(static_cast<std::size_t>(head[1]));
-        std::memcpy(x->data(), in.data() + at, x->size() * sizeof(float));
-        at += x->size() * sizeof(float);
-      }
+    State s;
+    for (std::size_t at = 0; at < in.size();) {
+      const std::int64_t atom = take_atom_state(in, at, {&s.u, &s.v}, name() + " state");
+      states[atom] = s;
     }
     state_ = std::move(states);
   }

@@ -37,30 +37,17 @@ class ErrorFeedback : public Compressor {
                       std::vector<float>& scratch) const override {
     return inner_->decode(slot, in, size, floats, scratch);
   }
-  // Per atom: its index (int64), its length (int64), its values (float32).
   std::string state() const override {
     std::string s;
-    for (const auto& [atom, r] : residuals_) {
-      const std::int64_t head[2] = {atom, static_cast<std::int64_t>(r.size())};
-      s.append(reinterpret_cast<const char*>(head), sizeof head);
-      s.append(reinterpret_cast<const char*>(r.data()), r.size() * sizeof(float));
-    }
+    for (const auto& [atom, r] : residuals_) put_atom_state(s, atom, {&r});
     return s;
   }
   void set_state(const std::string& s) override {
     std::map<std::int64_t, std::vector<float>> residuals;
-    std::size_t at = 0;
-    while (at < s.size()) {
-      std::int64_t head[2];
-      if (s.size() - at < sizeof head) throw InvalidInput(name() + " state: truncated");
-      std::memcpy(head, s.data() + at, sizeof head);
-      at += sizeof head;
-      if (head[1] < 0 || static_cast<std::uint64_t>(head[1]) > (s.size() - at) / sizeof(float))
-        throw InvalidInput(name() + " state: atom " + std::to_string(head[0]) + " is truncated");
-      std::vector<float>& r = residuals[head[0]];
-      r.resize(static_cast<std::size_t>(head[1]));
-      std::memcpy(r.data(), s.data() + at, r.size() * sizeof(float));
-      at += r.size() * sizeof(float);
+    std::vector<float> r;
+    for (std::size_t at = 0; at < s.size();) {
+      const std::int64_t atom = take_atom_state(s, at, {&r}, name() + " state");
+      residuals[atom] = r;
     }
     residuals_ = std::move(residuals);
   }
@@ -75,6 +62,32 @@ class ErrorFeedback : public Compressor {
 
 std::unique_ptr<Compressor> with_error_feedback(std::unique_ptr<Compressor> inner) {
   return std::make_unique<ErrorFeedback>(std::move(inner));
+}
+
+void put_atom_state(std::string& out, std::int64_t atom,
+                    std::initializer_list<const std::vector<float>*> vectors) {
+  const std::int64_t head[2] = {atom, static_cast<std::int64_t>((*vectors.begin())->size())};
+  out.append(reinterpret_cast<const char*>(head), sizeof head);
+  for (const std::vector<float>* v : vectors)
+    out.append(reinterpret_cast<const char*>(v->data()), v->size() * sizeof(float));
+}
+
+std::int64_t take_atom_state(const std::string& in, std::size_t& at,
+                             std::initializer_list<std::vector<float>*> vectors,
+                             const std::string& what) {
+  std::int64_t head[2];
+  if (in.size() - at < sizeof head) throw InvalidInput(what + ": truncated");
+  std::memcpy(head, in.data() + at, sizeof head);
+  at += sizeof head;
+  const std::uint64_t bytes = static_cast<std::uint64_t>(head[1]) * sizeof(float) * vectors.size();
+  if (head[1] < 0 || static_cast<std::uint64_t>(head[1]) > in.size() || bytes > in.size() - at)
+    throw InvalidInput(what + ": atom " + std::to_string(head[0]) + " is truncated");
+  for (std::vector<float>* v : vectors) {
+    v->resize(static_cast<std::size_t>(head[1]));
+    std::memcpy(v->data(), in.data() + at, v->size() * sizeof(float));
+    at += v->size() * sizeof(float);
+  }
+  return head[0];
 }
 
 void Compressor::set_state(const std::string& state) {

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,16 @@ void select_top_k(const float* v, std::int64_t n, std::int64_t k,
 // for an index out of order or range.
 const float* decode_sparse(const std::string& method, const std::uint8_t* in, std::size_t size,
                            std::int64_t floats, std::vector<float>& scratch);
+
+// A codec's per-atom state in checkpoint bytes: the atom's index and length (int64), then
+// each of its vectors (float32, all of that length).
+void put_atom_state(std::string& out, std::int64_t atom,
+                    std::initializer_list<const std::vector<float>*> vectors);
+// The next atom's state at `at` (advanced past it) into `vectors`; its index.
+// InvalidInput naming `what` when truncated.
+std::int64_t take_atom_state(const std::string& in, std::size_t& at,
+                             std::initializer_list<std::vector<float>*> vectors,
+                             const std::string& what);
 
 // k of top-k and random-k: ratio * n rounded, at least 1, at most n.
 std::int64_t kept(double ratio, std::int64_t n);

@@ -102,6 +102,31 @@ class ClusterTest : public ::testing::Test {
                         " --test-samples 100 --latency 1ms " +
                             flags + " --device-slowdown-trace " + trace);
   }
+  // `dynacomm ARGS --out dir_/NAME` in the background, Ctrl-C'd (SIGINT to the launcher)
+  // once worker 0's status is past iteration `at`; its exit code once it is done (-1: it
+  // did not start or end in time). Its output in dir_/NAME.log.
+  int interrupted_run(const std::string& name, const std::string& args, int at) {
+    const std::string out = dir_ + "/" + name, rc = dir_ + "/" + name + ".rc",
+                      pid = dir_ + "/" + name + ".pid";
+    const std::string sh = std::string(DYNACOMM_EXE) + " " + args + " --out " + out + " > " + dir_ +
+                           "/" + name + ".log 2>&1 & echo $! > " + pid + "; wait $!; echo $? > " +
+                           rc;
+    if (std::system(("sh -c '" + sh + "' &").c_str()) != 0) return -1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    auto iteration = [&] {
+      const nlohmann::json st = nlohmann::json::parse(read_file(out + "/status-worker0.json"),
+                                                      nullptr, /*allow_exceptions=*/false);
+      return st.is_object() && st.contains("iteration") ? st["iteration"].get<int>() : 0;
+    };
+    while (std::chrono::steady_clock::now() < deadline && iteration() < at)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const int launcher = std::atoi(read_file(pid).c_str());
+    if (launcher <= 0 || ::kill(launcher, SIGINT) != 0) return -1;
+    const auto done_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < done_by && read_file(rc).empty())
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return read_file(rc).empty() ? -1 : std::atoi(read_file(rc).c_str());
+  }
   std::string dir_;
 };
 
@@ -302,29 +327,13 @@ TEST_F(ClusterTest, ThePsKilledAndResumedFromItsCheckpointGivesTheSameWeights) {
 // what the job has learned, the PS checkpoints it, and train says so and exits 130.
 TEST_F(ClusterTest, AnInterruptedTrainSavesWhatItLearned) {
   const std::string out = dir_ + "/interrupted";
-  const std::string sh = std::string(DYNACOMM_EXE) +
-                         " train --model lenet5 --epochs 20 --train-samples 2000 --test-samples"
-                         " 100 --down 1gbit --latency 1ms --out " +
-                         out + " > " + dir_ + "/interrupted.log 2>&1 & echo $! > " + dir_ +
-                         "/pid; wait $!; echo $? > " + dir_ + "/rc";
-  ASSERT_EQ(std::system(("sh -c '" + sh + "' &").c_str()), 0);
-  // Training once worker 0's status says it is past iteration 20 (of 620).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  auto iteration = [&] {
-    const nlohmann::json st = nlohmann::json::parse(read_file(out + "/status-worker0.json"),
-                                                    nullptr, /*allow_exceptions=*/false);
-    return st.is_object() && st.contains("iteration") ? st["iteration"].get<int>() : 0;
-  };
-  while (std::chrono::steady_clock::now() < deadline && iteration() < 20)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const int launcher = std::atoi(read_file(dir_ + "/pid").c_str());
-  ASSERT_GT(launcher, 0);
-  ASSERT_EQ(::kill(launcher, SIGINT), 0);
-  const auto done_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < done_by && read_file(dir_ + "/rc").empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Interrupted once worker 0's status says it is past iteration 20 (of 620).
+  const int rc = interrupted_run("interrupted",
+                                 "train --model lenet5 --epochs 20 --train-samples 2000"
+                                 " --test-samples 100 --down 1gbit --latency 1ms",
+                                 20);
   const std::string log = read_file(dir_ + "/interrupted.log");
-  EXPECT_EQ(std::atoi(read_file(dir_ + "/rc").c_str()), 130) << log;
+  EXPECT_EQ(rc, 130) << log;
   EXPECT_NE(log.find("interrupted before iteration "), std::string::npos) << log;
   const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
   EXPECT_GT(summary["interrupted_at"].get<int>(), 0);
@@ -346,25 +355,7 @@ TEST_F(ClusterTest, AnInterruptedCompressedTrainResumesBitForBit) {
       " --compress dgc:0.05:10";
   ASSERT_TRUE(run_dynacomm("whole", job));
   const std::string out = dir_ + "/stopped";
-  const std::string sh = std::string(DYNACOMM_EXE) + " " + job + " --out " + out + " > " + dir_ +
-                         "/stopped.log 2>&1 & echo $! > " + dir_ + "/pid; wait $!; echo $? > " +
-                         dir_ + "/rc";
-  ASSERT_EQ(std::system(("sh -c '" + sh + "' &").c_str()), 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
-  auto iteration = [&] {
-    const nlohmann::json st = nlohmann::json::parse(read_file(out + "/status-worker0.json"),
-                                                    nullptr, /*allow_exceptions=*/false);
-    return st.is_object() && st.contains("iteration") ? st["iteration"].get<int>() : 0;
-  };
-  while (std::chrono::steady_clock::now() < deadline && iteration() < 20)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const int launcher = std::atoi(read_file(dir_ + "/pid").c_str());
-  ASSERT_GT(launcher, 0);
-  ASSERT_EQ(::kill(launcher, SIGINT), 0);
-  const auto done_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < done_by && read_file(dir_ + "/rc").empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_EQ(std::atoi(read_file(dir_ + "/rc").c_str()), 130) << read_file(dir_ + "/stopped.log");
+  ASSERT_EQ(interrupted_run("stopped", job, 20), 130) << read_file(dir_ + "/stopped.log");
   for (int r = 0; r < 2; ++r)
     EXPECT_FALSE(read_file(out + "/codec-state-worker" + std::to_string(r) + ".bin").empty()) << r;
 
