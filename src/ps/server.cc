@@ -213,6 +213,8 @@ struct PsServer::Impl {
   }
   // Rank `rank`'s peer is gone (silent, or replaced): the job goes on without it.
   void drop_rank(int rank, const std::string& why);
+  // The store's updates and the plan agreement no longer wait for `rank`.
+  void updates_go_on_without(int rank);
   // Rank `rank` joins a running job: at the newest version, told so in its welcome.
   void rejoin(int rank, net::Header& welcome);
   std::string config_conflict(const net::Hello& hello) const;
@@ -358,10 +360,12 @@ void PsServer::Impl::drop_rank(int rank, const std::string& why) {
   log("rank " + std::to_string(rank) + " left the job at iteration " + std::to_string(newest) +
       ": " + why + "; the job goes on with " +
       (remain.empty() ? "no rank yet" : "ranks " + remain) + (store ? "" : " (it may join again)"));
-  if (store)
-    store->leave(rank);
-  else
-    dropped_before_init.insert(rank);
+  if (!store) dropped_before_init.insert(rank);
+  updates_go_on_without(rank);
+}
+
+void PsServer::Impl::updates_go_on_without(int rank) {
+  if (store) store->leave(rank);
   const PlanAgreement::Completed c = agreement->leave(rank, newest);
   if (c.plans) to_every_worker(net::MessageType::kPlans, newest, net::encode(*c.plans));
   if (c.change)
@@ -682,6 +686,9 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         break;
       case net::MessageType::kShutdown:
         members->leave(h.sender);
+        // A rank that stops before the job's end (interrupted, a target reached) leaves
+        // no other waiting for pushes it will not make: their updates go on without it.
+        updates_go_on_without(h.sender);
         break;
       case net::MessageType::kHeartbeat:  // seen, below
         break;
