@@ -53,6 +53,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // atom prefixed by its method's index.
   const bool mixed = size > 0 && (data[0] & 0x80);
   if (mixed) o.compression = "auto:qsgd:4+topk:0.5";
+  // Bit 6: a job with compressed pulls (the PS's public copy and its updates).
+  if (size > 0 && (data[0] & 0x40)) o.pull_compression = "topk:0.5";
   ps::PsHarness ps(o);
   static const char* const kPeers[4] = {"peer-a", "peer-b", "peer-c", "peer-d"};
   while (size >= 3) {

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "cli/flag_checks.h"
 #include "compress/compressor.h"
+#include "compress/pull_codec.h"
 #include "compress/push_codec.h"
 #include "model/model_names.h"
 #include "plan/model/quantity.h"
@@ -112,6 +113,19 @@ void JobFlags::add_job_flags(CLI::App* cmd, bool compress_list) {
         return std::string();
       })
       ->capture_default_str();
+  cmd->add_option("--compress-pulls", compress_pulls,
+                  "Compression of the pulls: none (float32), or one METHOD[:PARAMETER] of "
+                  "--compress's without ,ef: the PS sends every worker the same encoded update "
+                  "of each unit and keeps what it leaves out for the next (docs/compression.md)")
+      ->check([](const std::string& spec) {
+        try {
+          compress::PullCodec check(spec);
+        } catch (const InvalidInput& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      })
+      ->capture_default_str();
   cmd->add_option("--warmup", warmup,
                   "Warm-up iterations (sequential and layerwise plans in turn) measuring compute "
                   "and transfers; the scheduler plans after them (>= 1)")
@@ -205,6 +219,7 @@ std::vector<std::pair<std::string, std::string>> JobFlags::job_settings() const 
           {"--target-accuracy", num(target_accuracy)},
           {"--scheduler", scheduler},
           {"--compress", compress},
+          {"--compress-pulls", compress_pulls},
           {"--warmup", std::to_string(warmup)},
           {"--replan", replan},
           {"--replan-threshold", num(replan_threshold)},
@@ -281,6 +296,7 @@ ps::ServerOptions JobFlags::server_options() const {
   o.job.settings = job_settings();
   o.sgd = sgd();
   o.compression = compress;
+  o.pull_compression = compress_pulls;
   o.seed = seed;
   o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(timeout_ms())));
   return o;
@@ -304,6 +320,7 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.target_accuracy = target_accuracy;
   o.scheduler = scheduler;
   o.compression = compress;
+  o.pull_compression = compress_pulls;
   o.momentum = momentum;
   o.link.down_bps = plan::parse_bandwidth_bps(down);
   o.link.up_bps = up.empty() ? o.link.down_bps : plan::parse_bandwidth_bps(up);

@@ -34,6 +34,7 @@ struct JobFlags {
   std::string scheduler = "auto";
   std::string compress =
       "none";  // the pushes' codec (compress/compressor.h)  // or a planner (worker/worker.h)
+  std::string compress_pulls = "none";  // the pulls' (compress/pull_codec.h)
   std::string down = "500mbit", up, latency = "10ms", extra_overhead = "0ms";
   int warmup = 3;
   std::string net = "user";

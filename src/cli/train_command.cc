@@ -223,6 +223,10 @@ void add_train_command(CLI::App& app) {
     if (f->local && (f->checkpoints.resume || !f->checkpoints.every.empty()))
       throw InvalidInput(
           "train: --resume and --checkpoint-every are for a job with a PS, not --local");
+    if (f->local && (f->job.compress != "none" || f->job.compress_pulls != "none"))
+      throw InvalidInput(
+          "train: --compress and --compress-pulls compress what travels to and from a PS; "
+          "--local has none");
     if (f->checkpoints.every.empty()) f->checkpoints.every = "5min";
     if (f->local)
       run_local(*f);

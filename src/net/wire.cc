@@ -27,23 +27,24 @@ bool carries_units(MessageType t) {
          t == MessageType::kPullRequest || t == MessageType::kPushAck;
 }
 
-// A mixed push's payload walked unit by unit: each starts with its method's index, and the
-// encodings fill the payload exactly ("" when they do).
-std::string mixed_payload_error(const Header& h, const std::uint8_t* payload,
-                                const WireLimits& limits) {
+// A mixed push's or a compressed pull reply's payload walked unit by unit: each starts
+// with its method's (kind's) index into `table`, and the encodings fill the payload exactly
+// ("" when they do).
+std::string walk_error(const char* what, const Header& h, const std::uint8_t* payload,
+                       const std::vector<std::vector<std::int64_t>>& table) {
   std::uint64_t at = 0;
   for (auto u = h.first_unit; u <= h.last_unit; ++u) {
     if (at >= h.payload_bytes)
-      return "mixed push of " + std::to_string(h.payload_bytes) + " bytes ends before unit " +
-             std::to_string(u);
+      return std::string(what) + " of " + std::to_string(h.payload_bytes) +
+             " bytes ends before unit " + std::to_string(u);
     const std::size_t k = payload[at];
-    if (k >= limits.mixed_bytes.size())
-      return "mixed push: unit " + std::to_string(u) + " names method " + std::to_string(k) +
-             " of a job with " + std::to_string(limits.mixed_bytes.size());
-    at += static_cast<std::uint64_t>(limits.mixed_bytes[k].at(u));
+    if (k >= table.size())
+      return std::string(what) + ": unit " + std::to_string(u) + " names method " +
+             std::to_string(k) + " of a job with " + std::to_string(table.size());
+    at += static_cast<std::uint64_t>(table[k].at(u));
   }
   if (at != h.payload_bytes)
-    return "mixed push of " + std::to_string(h.payload_bytes) + " bytes for units " +
+    return std::string(what) + " of " + std::to_string(h.payload_bytes) + " bytes for units " +
            std::to_string(h.first_unit) + ".." + std::to_string(h.last_unit) +
            ", their methods' encodings take " + std::to_string(at);
   return "";
@@ -189,7 +190,8 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
                   std::to_string(h.last_unit) + " is not within the model's 0.." +
                   std::to_string(n ? n - 1 : 0));
     const bool encoded = h.type == MessageType::kPush && !limits.push_bytes.empty();
-    const bool mixed = h.type == MessageType::kPush && !limits.mixed_bytes.empty();
+    const bool mixed = (h.type == MessageType::kPush && !limits.mixed_bytes.empty()) ||
+                       (h.type == MessageType::kPullReply && !limits.pull_bytes.empty());
     if (mixed)  // walked once the payload is known to be whole
       expected_payload = h.payload_bytes;
     else if (h.type == MessageType::kPullReply || h.type == MessageType::kPush)
@@ -241,7 +243,11 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
     return fail("payload checksum mismatch");
   r.payload = h.payload_bytes ? payload : nullptr;
   if (h.type == MessageType::kPush && !limits.mixed_bytes.empty())
-    if (std::string e = mixed_payload_error(h, payload, limits); !e.empty()) return fail(e);
+    if (std::string e = walk_error("mixed push", h, payload, limits.mixed_bytes); !e.empty())
+      return fail(e);
+  if (h.type == MessageType::kPullReply && !limits.pull_bytes.empty())
+    if (std::string e = walk_error("pull reply", h, payload, limits.pull_bytes); !e.empty())
+      return fail(e);
   return r;
 }
 

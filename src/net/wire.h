@@ -64,7 +64,10 @@ constexpr std::uint16_t kFlagInOrder = 1;
 // On the PS's welcome: the job is already running (the parameters exist; the worker joins
 // at the welcome's iteration and sends no initial parameters).
 constexpr std::uint16_t kFlagJobRunning = 2;
-constexpr std::uint16_t kKnownFlags = kFlagInOrder | kFlagJobRunning;
+// On a pull request of a job with compressed pulls (compress/pull_codec.h): answer with
+// the parameters themselves, not the public copy (a worker's final fetch).
+constexpr std::uint16_t kFlagExact = 4;
+constexpr std::uint16_t kKnownFlags = kFlagInOrder | kFlagJobRunning | kFlagExact;
 
 // A push ack's payload (kUpdateReportBytes, three little-endian u64): the PS's latest
 // update of any units when it sent the ack, i.e. its time over the push that completed
@@ -135,6 +138,9 @@ struct WireLimits {
   // A mixed job's pushes (compress/push_codec.h, push_codec 255): per method, each unit's
   // bytes with its index byte. Each unit of a push starts with its method's index.
   std::vector<std::vector<std::int64_t>> mixed_bytes{};
+  // Pull replies of a job with compressed pulls (compress/pull_codec.h): per kind (copy,
+  // update), each unit's bytes with its kind byte; empty: float32, unit_bytes.
+  std::vector<std::vector<std::int64_t>> pull_bytes{};
 };
 
 struct DecodeResult {

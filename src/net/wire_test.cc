@@ -161,8 +161,8 @@ TEST(Wire, RejectsMalformedFields) {
   h = Header{MessageType::kPullRequest, 1, 0, 0, 0};
   h.flags = kFlagInOrder;
   EXPECT_EQ(error_of(with(h, 0)), "");
-  h.flags = 6;
-  EXPECT_EQ(error_of(with(h, 0)), "unknown flags 6");
+  h.flags = 10;
+  EXPECT_EQ(error_of(with(h, 0)), "unknown flags 10");
 }
 
 // Property: no input, however mangled, crashes the decoder or yields an out-of-range
@@ -258,6 +258,29 @@ TEST(Wire, MixedPushesAreWalkedUnitByUnit) {
   EXPECT_EQ(decode(m.data(), m.size(), limits).error, "mixed push of 9 bytes ends before unit 2");
   m = encode(h, nullptr, 0);
   EXPECT_EQ(decode(m.data(), m.size(), limits).error, "mixed push of 0 bytes ends before unit 1");
+}
+
+// Compressed pulls: each unit of a reply starts with its kind (a copy, an update), walked
+// like a mixed push; a float32 reply of that job is refused.
+TEST(Wire, CompressedPullRepliesAreWalkedUnitByUnit) {
+  WireLimits limits = kLimits;  // units of 16, 8 and 400 bytes
+  limits.pull_bytes = {{17, 9, 401}, {9, 5, 41}};
+  Header h{MessageType::kPullReply, -1, 3, 0, 2};
+  std::string payload(17 + 5 + 41, '\0');
+  payload[0] = 0;   // unit 0 a copy
+  payload[17] = 1;  // unit 1 an update
+  payload[22] = 1;  // unit 2 an update
+  std::string m = encode(h, payload.data(), payload.size());
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error, "");
+  payload[22] = 7;
+  m = encode(h, payload.data(), payload.size());
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error,
+            "pull reply: unit 2 names method 7 of a job with 2");
+  std::string dense(16 + 8 + 400, '\0');
+  m = encode(h, dense.data(), dense.size());
+  EXPECT_NE(decode(m.data(), m.size(), limits).error, "");
+  limits.pull_bytes.clear();
+  EXPECT_EQ(decode(m.data(), m.size(), limits).error, "");
 }
 
 }  // namespace

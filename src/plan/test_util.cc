@@ -45,6 +45,9 @@ ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units) 
 ModelProfile random_compressed_profile(std::mt19937_64& rng, int min_units, int max_units) {
   ModelProfile p = random_profile(rng, min_units, max_units);
   for (UnitProfile& unit : p.units) {  // about half the units compressed, 2x to 1000x
+    if (uniform(rng, 0, 1) < 0.5)      // and, apart from that, about half the units' pulls
+      unit.pull_bytes =
+          static_cast<std::int64_t>(static_cast<double>(unit.bytes) / log_uniform(rng, 2, 1000));
     if (uniform(rng, 0, 1) < 0.5) continue;
     unit.push_bytes =
         static_cast<std::int64_t>(static_cast<double>(unit.bytes) / log_uniform(rng, 2, 1000));

@@ -12,7 +12,8 @@
 namespace dynacomm::plan::testing {
 
 ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units);
-// The same with about half the units' pushes compressed (push_bytes, decode_ms).
+// The same with about half the units' pushes compressed (push_bytes, decode_ms) and, apart
+// from them, about half the units' pulls (pull_bytes).
 ModelProfile random_compressed_profile(std::mt19937_64& rng, int min_units, int max_units);
 LinkProfile random_link(std::mt19937_64& rng);
 // The PS's aggregation on `link`: 0..20 ms per push and 0.1..100 ms per MB (log-uniform;

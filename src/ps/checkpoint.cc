@@ -45,7 +45,10 @@ void append_floats(std::string& out, const std::vector<float>& v) {
 std::string encode(const Checkpoint& c) {
   nlohmann::json units = nlohmann::json::array();
   for (const auto& u : c.units)
-    units.push_back({{"floats", u.params.size()}, {"version", u.version}, {"started", u.started}});
+    units.push_back({{"floats", u.params.size()},
+                     {"version", u.version},
+                     {"started", u.started},
+                     {"public", !u.public_copy.empty()}});
   const std::string head = nlohmann::json{
       {"iteration", c.iteration},
       {"hello", net::encode(c.job)},
@@ -57,6 +60,7 @@ std::string encode(const Checkpoint& c) {
   for (const auto& u : c.units) {
     append_floats(out, u.params);
     append_floats(out, u.velocity);
+    append_floats(out, u.public_copy);
   }
   const std::uint32_t crc = net::crc32(out.data(), out.size());
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
@@ -75,17 +79,22 @@ std::vector<ParameterStore::UnitState> decode_units(const nlohmann::json& units,
         !u["started"].is_boolean())
       throw InvalidInput("unit " + std::to_string(out.size()) + " is malformed");
     const auto n = u["floats"].get<std::uint64_t>();
-    if (n > (bytes - need) / (2 * sizeof(float)))
+    // A checkpoint of a job with compressed pulls holds the public copy too.
+    const bool with_public =
+        u.contains("public") && u["public"].is_boolean() && u["public"].get<bool>() && n > 0;
+    const std::uint64_t vectors = with_public ? 3 : 2;
+    if (n > (bytes - need) / (vectors * sizeof(float)))
       throw InvalidInput("unit " + std::to_string(out.size()) + " runs past the end (truncated?)");
-    need += 2 * n * sizeof(float);
+    need += vectors * n * sizeof(float);
     ParameterStore::UnitState s;
     s.version = u["version"].get<std::int64_t>();
     s.started = u["started"].get<bool>();
-    s.params.resize(n);
-    s.velocity.resize(n);
-    std::memcpy(s.params.data(), p, n * sizeof(float));
-    std::memcpy(s.velocity.data(), p + n * sizeof(float), n * sizeof(float));
-    p += 2 * n * sizeof(float);
+    for (std::vector<float>* v : {&s.params, &s.velocity, &s.public_copy}) {
+      if (v == &s.public_copy && !with_public) break;
+      v->resize(n);
+      std::memcpy(v->data(), p, n * sizeof(float));
+      p += n * sizeof(float);
+    }
     out.push_back(std::move(s));
   }
   if (need != bytes)

@@ -10,8 +10,9 @@
 //   Checkpoint back = load_latest("ckpt", check, log); // the newest that reads and fits
 //
 // File: "DYNCKPT1", u64 length of a JSON head {iteration, hello, settings, units: [{floats,
-// version, started}]}, the head, each unit's parameters then momentum (float32,
-// little-endian), and a CRC-32 of everything before it. Written atomically: to a
+// version, started, public}]}, the head, each unit's parameters, momentum and (when
+// `public`: a job with compressed pulls) public copy (float32, little-endian), and a CRC-32
+// of everything before it. Written atomically: to a
 // temporary file, fsync, rename, fsync of the folder; the newest `keep` are kept.
 #pragma once
 

@@ -30,8 +30,8 @@ class CheckpointTest : public ::testing::Test {
     c.job.unit_bytes = {12, 4};
     c.job.total_iterations = 100;
     c.settings.settings = {{"--lr", "0.05"}};
-    c.units = {{iteration, {value, 2, 3}, {0.5f, 0.25f, -1}, true},
-               {iteration, {-value}, {0}, false}};
+    c.units = {{iteration, {value, 2, 3}, {0.5f, 0.25f, -1}, true, {value, 2, 2.5f}},
+               {iteration, {-value}, {0}, false, {}}};
     return c;
   }
   std::string dir_;
@@ -56,6 +56,7 @@ TEST_F(CheckpointTest, RoundTripsBitForBitAndKeepsTheNewest) {
     EXPECT_EQ(c.units[u].params, want.units[u].params);
     EXPECT_EQ(c.units[u].velocity, want.units[u].velocity);
     EXPECT_EQ(c.units[u].started, want.units[u].started);
+    EXPECT_EQ(c.units[u].public_copy, want.units[u].public_copy);  // compressed pulls' only
     EXPECT_EQ(c.units[u].version, 30);
   }
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <iostream>
@@ -16,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/log_limiter.h"
+#include "compress/pull_codec.h"
 #include "compress/push_codec.h"
 #include "net/endpoint.h"
 #include "net/job_protocol.h"
@@ -24,6 +26,7 @@
 #include "ps/agreement.h"
 #include "ps/checkpoint.h"
 #include "ps/membership.h"
+#include "ps/pull_encoder.h"
 #include "ps/store.h"
 
 namespace dynacomm::ps {
@@ -37,6 +40,7 @@ struct PendingPull {
   std::int64_t iteration;
   int first, last;
   bool in_order;  // answered only after this worker's earlier in-order requests
+  bool exact;     // compressed pulls: the parameters, not the public copy
   Clock::time_point received;
 };
 
@@ -91,6 +95,10 @@ struct PsServer::Impl {
   // codec field and size against it).
   std::unique_ptr<compress::PushCodec> codec;
   std::vector<float> scratch, atom_scratch;  // what the codec decodes into when it must copy
+  // Compressed pulls (compress/pull_codec.h): the public copy and its updates, made with the
+  // store; null for float32 pulls.
+  compress::PullCodec pull_codec{"none"};
+  std::unique_ptr<PullEncoder> pulls;
   // The wire's limits for the job's units (atoms), their pushes encoded with `codec`.
   void set_limits(const std::vector<std::int64_t>& unit_bytes) {
     limits.unit_bytes = unit_bytes;
@@ -98,6 +106,14 @@ struct PsServer::Impl {
     limits.push_codec = codec->wire_codec();
     limits.push_bytes.clear();
     limits.mixed_bytes.clear();
+    limits.pull_bytes.clear();
+    if (!pull_codec.dense()) {
+      limits.pull_bytes.resize(2);
+      for (std::int64_t b : unit_bytes) {
+        limits.pull_bytes[0].push_back(static_cast<std::int64_t>(pull_codec.copy_bytes(b / 4)));
+        limits.pull_bytes[1].push_back(static_cast<std::int64_t>(pull_codec.delta_bytes(b / 4, 0)));
+      }
+    }
     if (codec->mixed()) {
       for (std::size_t k = 0; k < codec->size(); ++k) {
         limits.mixed_bytes.emplace_back();
@@ -246,11 +262,54 @@ struct PsServer::Impl {
       s.sgd.total_iterations = job->total_iterations;
     store = std::make_unique<ParameterStore>(s, std::move(units));
   }
+  // With compressed pulls: the public copy a checkpoint kept (`kept`, per unit), or the
+  // store's parameters as they are now.
+  void make_pull_encoder(std::vector<std::vector<float>> kept = {}) {
+    if (pull_codec.dense()) return;
+    std::vector<std::vector<float>> atoms;
+    for (int u = 0; u < store->num_units(); ++u) {
+      const auto n = static_cast<std::size_t>(store->unit_floats(u));
+      if (static_cast<std::size_t>(u) < kept.size() &&
+          kept[static_cast<std::size_t>(u)].size() == n) {
+        atoms.push_back(std::move(kept[static_cast<std::size_t>(u)]));
+        continue;
+      }
+      atoms.emplace_back(n);
+      store->pull(u, u, store->version(u), atoms.back().data());
+    }
+    pulls =
+        std::make_unique<PullEncoder>(compress::PullCodec(options.pull_compression, options.seed),
+                                      options.workers, std::move(atoms), store->oldest_version());
+    for (int u = 0; u < store->num_units(); ++u) advance_pulls(u);
+  }
+  // Unit u's public copy to the store's version (its update encoded): part of the
+  // aggregation the workers measure, as it is of the PS's work per update.
+  void advance_pulls(int u) {
+    if (!pulls) return;
+    const std::int64_t v = store->version(u);
+    if (v <= pulls->version(u)) return;
+    pull_params.resize(static_cast<std::size_t>(store->unit_floats(u)));
+    store->pull(u, u, v, pull_params.data());
+    pulls->advance(u, v, pull_params.data());
+  }
+  std::vector<float> pull_params;
+  // The reply to `p`, sealed but for its header.
+  std::string pull_reply(const PendingPull& p);
   // Checkpoints (ps/checkpoint.h): one is due when every unit is at the same version and
   // the count or the period says so; the last is written when the job ends.
   std::int64_t last_checkpoint = -1;
   Clock::time_point last_checkpoint_at = Clock::now();
   void maybe_checkpoint(bool final = false);
+  // The store's state, with the public copy of compressed pulls.
+  std::vector<ParameterStore::UnitState> unit_states() {
+    std::vector<ParameterStore::UnitState> s = store->state();
+    if (!pulls) return s;
+    for (int u = 0; u < store->num_units(); ++u) {
+      advance_pulls(u);
+      s[static_cast<std::size_t>(u)].public_copy = pulls->public_copy(u);
+    }
+    return s;
+  }
   std::string checkpoint_conflict(const Checkpoint& c) const;
   void resume();
 };
@@ -274,6 +333,7 @@ void ServerOptions::validate() const {
         "allow.txt` (workers: --key worker-R.key --ps-key ps.pub); or --insecure on a network "
         "you trust");
   if (max_message_bytes < (1 << 20)) throw InvalidInput("ps: --max-message must be at least 1 MiB");
+  compress::PullCodec pulls(pull_compression);  // InvalidInput naming what is wrong
   StoreOptions s;
   s.workers = workers;
   s.sgd = sgd;
@@ -336,6 +396,7 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
 
 void PsServer::Impl::rejoin(int rank, net::Header& welcome) {
   store->join(rank, store->newest_version());
+  if (pulls) pulls->forget(rank);  // a new process: it holds no public copy
   joined_at[rank] = store->newest_version();
   welcome.iteration = joined_at[rank];
   welcome.flags = net::kFlagJobRunning;
@@ -361,6 +422,7 @@ void PsServer::Impl::drop_rank(int rank, const std::string& why) {
       ": " + why + "; the job goes on with " +
       (remain.empty() ? "no rank yet" : "ranks " + remain) + (store ? "" : " (it may join again)"));
   if (!store) dropped_before_init.insert(rank);
+  if (pulls) pulls->forget(rank);
   updates_go_on_without(rank);
 }
 
@@ -449,7 +511,7 @@ void PsServer::Impl::maybe_checkpoint(bool final) {
   last_checkpoint_at = now;
   try {
     const std::string path =
-        write_checkpoint(options.checkpoint_dir, Checkpoint{at, *job, options.job, store->state()},
+        write_checkpoint(options.checkpoint_dir, Checkpoint{at, *job, options.job, unit_states()},
                          options.checkpoint_keep);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - now).count();
     log("checkpoint of iteration " + std::to_string(at) + ": " + path + " (" +
@@ -504,11 +566,47 @@ void PsServer::Impl::resume() {
   std::vector<std::vector<float>> units;
   for (const auto& u : c.units) units.push_back(u.params);
   make_store(std::move(units));
+  std::vector<std::vector<float>> kept;  // the public copy of compressed pulls
+  for (auto& u : c.units) kept.push_back(std::move(u.public_copy));
   store->restore(std::move(c.units));
+  make_pull_encoder(std::move(kept));
   last_checkpoint = c.iteration;
   newest = c.iteration;
   log("resumed the job at iteration " + std::to_string(c.iteration) + " of " +
       std::to_string(c.job.total_iterations) + " from " + options.checkpoint_dir);
+}
+
+std::string PsServer::Impl::pull_reply(const PendingPull& p) {
+  if (!pulls) {  // the parameters go straight from the store into the frame, then to ZeroMQ
+    std::int64_t floats = 0;
+    for (int u = p.first; u <= p.last; ++u) floats += store->unit_floats(u);
+    std::string frame = net::make_frame(static_cast<std::size_t>(floats) * sizeof(float));
+    store->pull(p.first, p.last, p.iteration, reinterpret_cast<float*>(&frame[net::kHeaderBytes]));
+    return frame;
+  }
+  std::size_t bytes = 0;
+  for (int u = p.first; u <= p.last; ++u) {
+    advance_pulls(u);  // a unit a leaving rank's goodbye advanced
+    bytes += p.exact ? pull_codec.copy_bytes(store->unit_floats(u))
+                     : pulls->reply_bytes(p.rank, u, p.iteration);
+  }
+  std::string frame = net::make_frame(bytes);
+  auto* out = reinterpret_cast<std::uint8_t*>(&frame[net::kHeaderBytes]);
+  for (int u = p.first; u <= p.last; ++u) {
+    if (p.exact) {  // the parameters themselves: the rank holds no public copy after them
+      *out++ = compress::PullCodec::kCopy;
+      pull_params.resize(static_cast<std::size_t>(store->unit_floats(u)));
+      store->pull(u, u, p.iteration, pull_params.data());
+      std::memcpy(out, pull_params.data(), pull_params.size() * sizeof(float));
+      out += pull_params.size() * sizeof(float);
+      pulls->forget(p.rank, u);
+      continue;
+    }
+    const std::size_t n = pulls->reply_bytes(p.rank, u, p.iteration);
+    pulls->write(p.rank, u, p.iteration, out);
+    out += n;
+  }
+  return frame;
 }
 
 void PsServer::Impl::answer_pulls() {
@@ -531,12 +629,7 @@ void PsServer::Impl::answer_pulls() {
       it = pending.erase(it);
       continue;
     }
-    std::int64_t floats = 0;
-    for (int u = it->first; u <= it->last; ++u) floats += store->unit_floats(u);
-    // The parameters go straight from the store into the frame, and the frame to ZeroMQ.
-    std::string frame = net::make_frame(static_cast<std::size_t>(floats) * sizeof(float));
-    store->pull(it->first, it->last, it->iteration,
-                reinterpret_cast<float*>(&frame[net::kHeaderBytes]));
+    std::string frame = pull_reply(*it);
     net::Header h{net::MessageType::kPullReply, -1, it->iteration,
                   static_cast<std::uint32_t>(it->first), static_cast<std::uint32_t>(it->last)};
     const auto now = Clock::now();
@@ -616,6 +709,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         make_store(std::move(units));
         for (int r = 0; r < options.workers; ++r)  // joined once, and gone since
           if (dropped_before_init.count(r) && !members->peer_of(r)) store->leave(r);
+        make_pull_encoder();
         break;
       }
       case net::MessageType::kPullRequest: {
@@ -632,7 +726,8 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
                              " pulls waiting already; this one is refused");
         newest = std::max(newest, h.iteration);
         pending.push_back({peer, h.sender, h.iteration, first, last,
-                           (h.flags & net::kFlagInOrder) != 0, arrived});
+                           (h.flags & net::kFlagInOrder) != 0, (h.flags & net::kFlagExact) != 0,
+                           arrived});
         break;
       }
       case net::MessageType::kPush: {
@@ -648,6 +743,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
                              " has NaN or infinite gradients; not applied (has training "
                              "diverged? a lower --lr may help)");
         const std::vector<int> advanced = store->push(h.sender, first, last, h.iteration, grads);
+        for (int u : advanced) advance_pulls(u);
         newest = std::max(newest, h.iteration);
         const auto end = Clock::now();
         Slowest& s = slowest[h.iteration];
@@ -778,6 +874,7 @@ PsServer::PsServer(const ServerOptions& options, bool socket) : impl_(std::make_
   options.validate();
   impl_->options = options;
   impl_->codec = std::make_unique<compress::PushCodec>(options.compression, options.seed);
+  impl_->pull_codec = compress::PullCodec(options.pull_compression, options.seed);
   net::RouterOptions ro;
   ro.curve = impl_->options.curve ? &*impl_->options.curve : nullptr;
   ro.max_message_bytes = options.max_message_bytes;

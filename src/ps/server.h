@@ -14,7 +14,10 @@
 //   worker 0 -> init (all initial parameters)      the store is created from it
 //   worker -> pull-request (t, a..b)               PS -> pull-reply as soon as a..b are at t
 //                                                  (flag in-order: and the worker's earlier
-//                                                  in-order requests are answered)
+//                                                  in-order requests are answered; with
+//                                                  compressed pulls, per atom the update
+//                                                  or the public copy; flag exact: the
+//                                                  parameters themselves)
 //   worker -> push (t, a..b, gradients)            PS -> push-ack; applied when all N are in
 //   worker -> plans {plans: [{index, predicted_ms, plan}]}   after its warm-up
 //                                                  PS -> plans, to all, once all N have:
@@ -69,6 +72,9 @@ struct ServerOptions {
   // The pushes' codec (compress/compressor.h), its random draws from `seed` (the workers'
   // --seed: random-k's indices are drawn on both sides).
   std::string compression = "none";
+  // The pulls' codec (compress/pull_codec.h): "none", float32 replies; a method: the same
+  // encoded update of each unit to every worker that holds the public copy before it.
+  std::string pull_compression = "none";
   std::uint64_t seed = 1;
   std::chrono::milliseconds timeout{60000};     // no message at all for this long: give up
   // A worker not heard from for this long (workers send a heartbeat every second) leaves

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "compress/pull_codec.h"
 #include "compress/push_codec.h"
 #include "net/connection.h"
 
@@ -53,16 +54,65 @@ struct Segments {
   std::vector<std::pair<int, int>> pull, push;  // push in send order
 };
 
+// With compressed pulls (compress/pull_codec.h): what a worker holds at the end, the public
+// copy and then the parameters themselves (an exact pull).
+struct PulledAtEnd {
+  std::vector<float> copy, exact;
+};
+
+// The wire's limits of pull replies for a job whose pulls go with `pulls`.
+net::WireLimits worker_limits(int workers, const compress::PullCodec& pulls) {
+  net::WireLimits limits{unit_bytes(), workers - 1, 64 * 1024};
+  if (pulls.dense()) return limits;
+  limits.pull_bytes.resize(2);
+  for (std::int64_t n : kUnitFloats) {
+    limits.pull_bytes[0].push_back(static_cast<std::int64_t>(pulls.copy_bytes(n)));
+    limits.pull_bytes[1].push_back(static_cast<std::int64_t>(pulls.delta_bytes(n, 0)));
+  }
+  return limits;
+}
+
+// A pull reply's units onto `params` (a copy, or an update added).
+void take_reply(const compress::PullCodec& pulls, const net::Message& m,
+                std::vector<std::vector<float>>& params) {
+  const std::uint8_t* at = m.payload();
+  std::size_t left = m.header.payload_bytes;
+  for (auto u = m.header.first_unit; u <= m.header.last_unit; ++u) {
+    const std::size_t used =
+        pulls.apply({u, m.header.iteration}, at, left, kUnitFloats[u], params[u].data(), nullptr);
+    at += used;
+    left -= used;
+  }
+  ASSERT_EQ(left, 0u);
+}
+
+// Pulls every unit at `it` (exact: the parameters themselves) onto `params`, flat.
+std::vector<float> pull_all(net::Connection& c, const compress::PullCodec& pulls, int rank,
+                            std::int64_t it, bool exact, std::vector<std::vector<float>>& params) {
+  Header h{MessageType::kPullRequest, rank, it, 0, 3};
+  if (exact) h.flags = net::kFlagExact;
+  c.send(h, nullptr, 0);
+  net::Message m = c.receive(5s, "the final pull");
+  while (m.header.type == MessageType::kPushAck) m = c.receive(5s, "the final pull");
+  EXPECT_EQ(m.header.type, MessageType::kPullReply);
+  take_reply(pulls, m, params);
+  std::vector<float> flat;
+  for (auto& u : params) flat.insert(flat.end(), u.begin(), u.end());
+  return flat;
+}
+
 void run_worker(const std::string& endpoint, int rank, int workers, int iterations,
                 const Segments& seg, const std::string& model = "fake",
-                const std::string& compression = "none") {
+                const std::string& compression = "none",
+                const std::string& pull_compression = "none", PulledAtEnd* end = nullptr) {
   // A mixed job's (auto) method of each unit changes with the unit, the iteration and the
   // rank, as the workers' own choices may.
   compress::PushCodec codec(compression, /*seed=*/1);
   auto method = [&](int u, int it) {
     return codec.mixed() ? static_cast<std::size_t>(u + it + rank) % codec.size() : 0;
   };
-  net::Connection c(endpoint, net::WireLimits{unit_bytes(), workers - 1, 64 * 1024});
+  const compress::PullCodec pulls(pull_compression, /*seed=*/1);
+  net::Connection c(endpoint, worker_limits(workers, pulls));
   nlohmann::json hello = {{"model", model}, {"workers", workers}, {"unit_bytes", unit_bytes()}};
   std::string text = hello.dump();
   c.send(Header{MessageType::kHello, rank, 0, 0, 0}, text.data(), text.size());
@@ -97,11 +147,7 @@ void run_worker(const std::string& endpoint, int rank, int workers, int iteratio
       }
       ASSERT_EQ(m.header.type, MessageType::kPullReply);
       ASSERT_EQ(m.header.iteration, it);
-      const float* v = reinterpret_cast<const float*>(m.payload());
-      for (auto u = m.header.first_unit; u <= m.header.last_unit; ++u) {
-        std::memcpy(params[u].data(), v, params[u].size() * 4);
-        v += params[u].size();
-      }
+      take_reply(pulls, m, params);
     }
     for (auto [a, b] : seg.push) {
       std::vector<float> g;
@@ -126,6 +172,10 @@ void run_worker(const std::string& endpoint, int rank, int workers, int iteratio
     net::Message m = c.receive(5s, "a push ack");
     ASSERT_EQ(m.header.type, MessageType::kPushAck);
     on_ack(m);
+  }
+  if (end) {
+    end->copy = pull_all(c, pulls, rank, iterations, false, params);
+    end->exact = pull_all(c, pulls, rank, iterations, true, params);
   }
   c.send(Header{MessageType::kShutdown, rank, 0, 0, 0}, nullptr, 0);
 }
@@ -172,8 +222,10 @@ std::vector<float> train(int workers, int iterations, const std::vector<Segments
   ps.start();
   std::vector<std::thread> threads;
   for (int r = 0; r < workers; ++r)
-    threads.emplace_back(run_worker, ps.endpoint(), r, workers, iterations, plans[r % plans.size()],
-                         "fake", compression);
+    threads.emplace_back([&, r] {
+      run_worker(ps.endpoint(), r, workers, iterations, plans[r % plans.size()], "fake",
+                 compression);
+    });
   for (auto& t : threads) t.join();
   return ps.wait();
 }
@@ -203,6 +255,52 @@ std::vector<float> reference(int workers, int iterations) {
 const Segments kSequential{{{0, 3}}, {{0, 3}}};
 const Segments kLayerwise{{{0, 0}, {1, 1}, {2, 2}, {3, 3}}, {{3, 3}, {2, 2}, {1, 1}, {0, 0}}};
 const Segments kMixed{{{0, 1}, {2, 3}}, {{3, 3}, {0, 2}}};
+
+// A job with compressed pulls: the weights and every worker's final copy, per rank.
+struct PulledJob {
+  std::vector<float> weights;
+  std::vector<PulledAtEnd> ends;
+};
+PulledJob train_pulled(int workers, int iterations, const std::vector<Segments>& plans,
+                       const std::string& pull_compression) {
+  ServerOptions o = server_options(workers);
+  o.pull_compression = pull_compression;
+  PsServer ps(o);
+  ps.start();
+  PulledJob job;
+  job.ends.resize(static_cast<std::size_t>(workers));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < workers; ++r)
+    threads.emplace_back([&, r] {
+      run_worker(ps.endpoint(), r, workers, iterations, plans[r % plans.size()], "fake", "none",
+                 pull_compression, &job.ends[static_cast<std::size_t>(r)]);
+    });
+  for (auto& t : threads) t.join();
+  job.weights = ps.wait();
+  return job;
+}
+
+// Compressed pulls: every worker's copy is the PS's public copy bit for bit (the same for
+// every rank and every segmentation, since updates are per atom), an exact pull gives the
+// parameters, and the pulls did compress (the weights are not dense pulls').
+TEST(PsCluster, CompressedPullsKeepEveryCopyIdenticalUnderAnySegmentation) {
+  for (const std::string method : {"topk:0.4", "qsgd:4", "randomk:0.5", "fp16"}) {
+    SCOPED_TRACE(method);
+    const PulledJob expected = train_pulled(2, 10, {kSequential}, method);
+    EXPECT_EQ(expected.ends[0].copy, expected.ends[1].copy);
+    EXPECT_EQ(expected.ends[0].exact, expected.weights);
+    EXPECT_EQ(expected.ends[1].exact, expected.weights);
+    EXPECT_NE(expected.ends[0].copy, expected.weights);
+    EXPECT_NE(expected.weights, reference(2, 10));
+    for (const std::vector<Segments>& plans :
+         {std::vector<Segments>{kLayerwise}, std::vector<Segments>{kMixed, kLayerwise}}) {
+      const PulledJob other = train_pulled(2, 10, plans, method);
+      EXPECT_EQ(other.weights, expected.weights);
+      EXPECT_EQ(other.ends[0].copy, expected.ends[0].copy);
+      EXPECT_EQ(other.ends[1].copy, expected.ends[0].copy);
+    }
+  }
+}
 
 TEST(PsCluster, AnySegmentationGivesBitIdenticalWeights) {
   const std::vector<float> expected = reference(2, 15);

@@ -241,7 +241,7 @@ std::vector<ParameterStore::UnitState> ParameterStore::state() const {
   for (int i = 0; i < num_units(); ++i) {
     const Unit& u = *units_[static_cast<std::size_t>(i)];
     std::lock_guard<std::mutex> lock(u.mu);
-    out.push_back({u.version, u.params, sgd_->velocity(i), sgd_->started(i)});
+    out.push_back({u.version, u.params, sgd_->velocity(i), sgd_->started(i), {}});
   }
   return out;
 }

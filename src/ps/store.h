@@ -90,6 +90,9 @@ class ParameterStore {
     std::int64_t version = 0;
     std::vector<float> params, velocity;  // velocity: the optimiser's momentum buffer
     bool started = false;                 // the optimiser has stepped it
+    // With compressed pulls: the public copy every worker holds (ps/pull_encoder.h); empty
+    // otherwise. The store neither fills nor reads it: the server does.
+    std::vector<float> public_copy;
   };
   // Every unit's state, each taken under its lock (consistent across units when no push
   // can land meanwhile: the PS's I/O thread calls it between messages).

@@ -37,7 +37,7 @@ Comm::Comm(net::Transport& transport, model::Model& model, const CommOptions& op
       latency_now_(options.latency_ms),
       codec_(std::make_unique<compress::PushCodec>(options.compression, options.seed,
                                                    options.momentum)),
-      dense_(compress::make_compressor("none")),
+      pulls_(options.pull_compression, options.seed),
       latency_ms_(options.latency_ms),
       link_(transport, net::LinkEmulation{options.down_bps, options.up_bps, options.latency_ms,
                                           options.extra_overhead_ms}) {
@@ -54,6 +54,7 @@ Comm::Comm(net::Transport& transport, model::Model& model, const CommOptions& op
   cpu_ready.resize(n);
   std::lock_guard lock(mu_);
   push_method_.assign(options_.slicing.atoms.size(), 0);  // dense until told otherwise
+  held_version_.assign(options_.slicing.atoms.size(), -1);
 }
 
 Comm::~Comm() {
@@ -99,7 +100,7 @@ Comm::PullRound Comm::request_round(std::int64_t iteration, const plan::Plan& pl
   // ready, the requests ascending.
   for (int j : plan.pull_sequence())
     requests_.push_back({iteration, j, plan.pull[static_cast<std::size_t>(j)],
-                         plan.full_duplex && plan.credit_bytes == 0});
+                         plan.full_duplex && plan.credit_bytes == 0, fetch_exact_});
   return r;
 }
 
@@ -110,16 +111,25 @@ Comm::PullRound* Comm::round_of(std::int64_t iteration) {
 }
 
 // The atoms' encodings lie back to back (net/wire.h checked the payload's size).
+// With compressed pulls an atom is the PS's public copy or the update onto the version
+// before, which this worker must hold (the PS sends one only then).
 void Comm::write_params(const net::Message& m) {
   const std::uint8_t* at = m.payload();
-  std::vector<float> scratch;
+  std::size_t left = static_cast<std::size_t>(m.header.payload_bytes);
+  const std::int64_t v = m.header.iteration;
   for (auto a = m.header.first_unit; a <= m.header.last_unit; ++a) {
     const plan::Atom& atom = slicing_.atoms[a];
-    const std::size_t size = dense_->encoded_bytes(atom.params, 0);
-    const float* v = dense_->decode({a, m.header.iteration}, at, size, atom.params, scratch);
-    std::memcpy(model_.params(atom.unit) + atom.offset, v,
-                static_cast<std::size_t>(atom.params) * sizeof(float));
-    at += size;
+    std::int64_t& held = held_version_[a];
+    if (!pulls_.dense() && left > 0 && *at == compress::PullCodec::kDelta && held != v - 1)
+      throw Error("worker " + std::to_string(options_.rank) + ": the PS at " + link_.endpoint() +
+                  " sent the update of atom " + std::to_string(a) + " to version " +
+                  std::to_string(v) + ", but this worker holds version " + std::to_string(held) +
+                  " (not the one before)");
+    const std::size_t used = pulls_.apply({a, v}, at, left, atom.params,
+                                          model_.params(atom.unit) + atom.offset, nullptr);
+    held = v;
+    at += used;
+    left -= used;
   }
 }
 
@@ -470,6 +480,10 @@ void Comm::fetch_all(std::int64_t iteration) {
   const int last = slicing_.num_atoms() - 1;
   plan::Plan all{"fetch", {{0, last}}, {{0, last}}};
   all.atom_params = slicing_.atom_params;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    fetch_exact_ = true;  // the parameters themselves, not the public copy
+  }
   begin_iteration(iteration, all);
   std::unique_lock<std::mutex> lock(mu_);
   next_push_ = 1;  // nothing to push
@@ -530,6 +544,7 @@ void Comm::queue_pull_requests() {
                   static_cast<std::uint32_t>(r.units.first),
                   static_cast<std::uint32_t>(r.units.last)};
     if (r.in_order) h.flags = net::kFlagInOrder;
+    if (r.exact) h.flags |= net::kFlagExact;
     const auto leaves = link_.send_timed(net::encode(h, nullptr, 0));
     if (PullRound* round = round_of(r.iteration))
       round->sent[static_cast<std::size_t>(r.segment)] = leaves;

@@ -15,6 +15,7 @@
 
 #include "base/thread_annotations.h"
 #include "compress/compressor.h"
+#include "compress/pull_codec.h"
 #include "compress/push_codec.h"
 #include "model/model.h"
 #include "net/job_protocol.h"
@@ -46,9 +47,10 @@ struct CommOptions {
   std::chrono::milliseconds timeout{60000};
   // The job's atoms (plan/model/slicing.h): what messages and plans index; required.
   plan::Slicing slicing;
-  // The codec of the pushes (compress/compressor.h), its draws from `seed`; pulls are
-  // float32.
+  // The codec of the pushes (compress/compressor.h), its draws from `seed`; and of the
+  // pulls (compress/pull_codec.h: "none", float32).
   std::string compression = "none";
+  std::string pull_compression = "none";
   double momentum = 0;  // the job's, for codecs that apply it on the worker (dgc)
   std::uint64_t seed = 1;
 };
@@ -200,7 +202,10 @@ class Comm : public model::UnitObserver {
 
   // The communication thread's own: the transport with its emulated link, the codec.
   std::unique_ptr<compress::PushCodec> codec_;   // pushes encoded
-  std::unique_ptr<compress::Compressor> dense_;  // pulls decoded (float32)
+  compress::PullCodec pulls_;                    // pull replies written or added
+  // Per atom, the version of the PS's public copy the model holds (compressed pulls: an
+  // update applies only onto the version before it); -1: none.
+  std::vector<std::int64_t> held_version_ DYNACOMM_GUARDED_BY(mu_);
   std::mutex deferred_mu_;
   std::vector<std::function<void()>> deferred_ DYNACOMM_GUARDED_BY(deferred_mu_);
 
@@ -228,8 +233,10 @@ class Comm : public model::UnitObserver {
     int segment;
     plan::Segment units;
     bool in_order;
+    bool exact = false;  // the parameters, not the public copy (fetch_all)
   };
   std::vector<PullRequest> requests_ DYNACOMM_GUARDED_BY(mu_);  // to send, in order
+  bool fetch_exact_ DYNACOMM_GUARDED_BY(mu_) = false;           // fetch_all's requests
   std::int64_t iteration_ DYNACOMM_GUARDED_BY(mu_) = 0;
   plan::Plan plan_ DYNACOMM_GUARDED_BY(mu_);
   // The pull requests of one iteration and what has come back.

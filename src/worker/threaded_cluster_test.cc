@@ -58,6 +58,9 @@ WorkerResult run_job_result(const WorkerOptions& job, int workers) {
   so.workers = workers;
   so.model = job.model;
   so.sgd = job_sgd();
+  so.compression = job.compression;
+  so.pull_compression = job.pull_compression;
+  so.seed = job.seed;
   so.timeout = job.timeout;
   so.log = [](const std::string&) {};
   ps::PsServer server(so);
@@ -101,6 +104,28 @@ TEST(ThreadedCluster, EveryStrategyGivesBitIdenticalWeights) {
     if (s == "sequential") continue;
     EXPECT_TRUE(run_job(short_job("lenet5", s), 2) == reference) << s << " changed the weights";
   }
+}
+
+// Compressed pulls (compress/pull_codec.h) through the real worker: updates are per atom
+// and every worker's copy is the PS's public copy, so every strategy over the same atoms
+// (full-duplex ones too, whose early replies wait to be applied) learns the same weights;
+// and the pulls did compress (they are not dense pulls' weights).
+TEST(ThreadedCluster, CompressedPullsGiveBitIdenticalWeightsUnderEveryStrategy) {
+  WorkerOptions job = short_job("lenet5", "sequential");
+  job.iterations = 8;
+  job.pull_compression = "topk:0.05";
+  // Updates are per atom: every strategy here cuts the job into the same atoms (whole
+  // units; dynacomm-fd would otherwise slice at its candidate sizes).
+  job.planner.fd_slice_params.clear();
+  const std::vector<float> reference = run_job(job, 2);
+  ASSERT_FALSE(reference.empty());
+  for (const std::string s : {"layerwise", "dynacomm", "dynacomm-fd", "bytescheduler"}) {
+    job.scheduler = s;
+    EXPECT_TRUE(run_job(job, 2) == reference) << s << " changed the weights";
+  }
+  job.pull_compression = "none";
+  job.scheduler = "sequential";
+  EXPECT_FALSE(run_job(job, 2) == reference);
 }
 
 // --scheduler auto: both workers plan every strategy, agree through the PS on each one's

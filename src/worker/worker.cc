@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/stats.h"
 #include "base/timed_replay.h"
+#include "compress/pull_codec.h"
 #include "data/fashion_mnist.h"
 #include "net/connection.h"
 #include "net/endpoint.h"
@@ -68,6 +69,7 @@ void WorkerOptions::validate() const {
     if (std::find(known.begin(), known.end(), s) == known.end())
       throw InvalidInput("worker: unknown scheduler '" + s +
                          "' in --rotation (dynacomm plan --help lists them)");
+  compress::PullCodec pulls(pull_compression);  // InvalidInput naming what is wrong
   link.validate();
   planner.validate();
   replan_options.validate();
@@ -92,6 +94,36 @@ plan::ModelProfile unit_profile(const WorkerOptions& o, const model::Model& mode
   p.input = "1x" + std::to_string(train.rows) + "x" + std::to_string(train.cols);
   for (const auto& u : model.units()) p.units.push_back({u.name, u.params, u.bytes(), 0, 0});
   return p;
+}
+
+// With compressed pulls (compress/pull_codec.h): each unit's pull as its atoms' updates
+// (the steady state: a copy goes only to a worker that holds none).
+void with_pull_bytes(const WorkerOptions& o, const plan::Slicing& slicing,
+                     plan::ModelProfile& profile) {
+  const compress::PullCodec pulls(o.pull_compression, o.seed);
+  if (pulls.dense()) return;
+  for (std::size_t u = 0; u < profile.units.size(); ++u) {
+    std::int64_t bytes = 0;
+    for (int a = slicing.first_atom[u]; a < slicing.first_atom[u + 1]; ++a)
+      bytes += static_cast<std::int64_t>(
+          pulls.delta_bytes(slicing.atoms[static_cast<std::size_t>(a)].params, 0));
+    profile.units[u].pull_bytes = bytes;
+  }
+}
+
+// What the PS may send this worker: pull replies of the job's atoms, float32 or, with
+// compressed pulls, each atom a copy or an update.
+net::WireLimits worker_limits(const WorkerOptions& o, const plan::Slicing& slicing) {
+  net::WireLimits limits{{}, o.workers - 1, 64 * 1024};
+  const compress::PullCodec pulls(o.pull_compression, o.seed);
+  if (!pulls.dense()) limits.pull_bytes.resize(2);
+  for (const plan::Atom& a : slicing.atoms) {
+    limits.unit_bytes.push_back(a.bytes);
+    if (pulls.dense()) continue;
+    limits.pull_bytes[0].push_back(static_cast<std::int64_t>(pulls.copy_bytes(a.params)));
+    limits.pull_bytes[1].push_back(static_cast<std::int64_t>(pulls.delta_bytes(a.params, 0)));
+  }
+  return limits;
 }
 
 JobShape job_shape(const WorkerOptions& o, const plan::Slicing& slicing, std::int64_t total) {
@@ -124,6 +156,7 @@ CommOptions comm_options(const WorkerOptions& o, const Joined& joined,
   co.timeout = o.timeout;
   co.slicing = slicing;
   co.compression = o.compression;
+  co.pull_compression = o.pull_compression;
   co.momentum = o.momentum;
   co.seed = o.seed;
   return co;
@@ -491,9 +524,9 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   const plan::Slicing slicing = plan::Slicing::make(
       profile, plan::common_atom_params(o.planner.slice_params(planned_schedulers(o))));
   const JobShape shape = job_shape(o, slicing, share.total);
+  with_pull_bytes(o, slicing, profile);
 
-  net::Connection conn(o.ps, net::WireLimits{shape.atom_bytes, o.workers - 1, 64 * 1024},
-                       o.curve ? &*o.curve : nullptr);
+  net::Connection conn(o.ps, worker_limits(o, slicing), o.curve ? &*o.curve : nullptr);
   const Joined joined = join_and_say(conn, o, shape, *model, share.steps_per_epoch, progress);
   const std::int64_t first = joined.start_iteration;
   Comm comm(conn, *model, comm_options(o, joined, slicing));

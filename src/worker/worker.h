@@ -80,8 +80,9 @@ struct WorkerOptions {
   // several workers: fastest for the slowest of them); re-planning then refines that one.
   std::string scheduler = "auto";
   // The codec of the pushes (compress/compressor.h: METHOD[:PARAMETER][,ef|,noef]); the
-  // job's, checked at hello. Pulls are float32.
+  // job's, checked at hello. And of the pulls (compress/pull_codec.h; "none": float32).
   std::string compression = "none";
+  std::string pull_compression = "none";
   double momentum = 0.9;  // the job's SGD momentum: dgc applies it here (compress/dgc.cc)
   plan::PlannerOptions planner;
   plan::LinkProfile link{20e6, 20e6, 0, 0, 0};  // emulated link; overheads are measured

@@ -345,14 +345,16 @@ TEST_F(ClusterTest, AnInterruptedTrainSavesWhatItLearned) {
   for (int pid : processes_mentioning(out)) ::kill(pid, SIGKILL);
 }
 
-// Compression keeps state on the workers (DGC's momentum and accumulation here): a train
-// interrupted with Ctrl-C saves it beside the PS's checkpoint, and resumed, the workers take
-// it up again, so the job ends with the weights of one that never stopped, bit for bit.
+// Compression keeps state on the workers (DGC's momentum and accumulation here) and, with
+// compressed pulls, on the PS (the public copy every worker holds): a train interrupted
+// with Ctrl-C saves both (beside and in the PS's checkpoint), and resumed, the workers take
+// theirs up again and get the public copy, so the job ends with the weights of one that
+// never stopped, bit for bit.
 TEST_F(ClusterTest, AnInterruptedCompressedTrainResumesBitForBit) {
   const std::string job =
       "train --model lenet5 --iterations 60 --warmup 2 --batch 32 --train-samples 2000"
       " --test-samples 100 --down 20mbit --latency 1ms --scheduler sequential --replan static"
-      " --compress dgc:0.05:10";
+      " --compress dgc:0.05:10 --compress-pulls topk:0.1";
   ASSERT_TRUE(run_dynacomm("whole", job));
   const std::string out = dir_ + "/stopped";
   ASSERT_EQ(interrupted_run("stopped", job, 20), 130) << read_file(dir_ + "/stopped.log");

@@ -24,7 +24,7 @@ double busy_ms(const ModelProfile& p, const std::vector<Segment>& segments, doub
     std::int64_t b = 0;
     for (int u = s.first; u <= s.last; ++u) {
       const UnitProfile& unit = p.units[static_cast<std::size_t>(u)];
-      b += up ? unit.up_bytes() : unit.bytes;
+      b += up ? unit.up_bytes() : unit.down_bytes();
     }
     ms += overhead_ms + static_cast<double>(b) * 8e3 / bps;
   }
@@ -43,7 +43,7 @@ SegmentCosts segment_costs(const ModelProfile& profile, const LinkProfile& link,
       std::vector<std::int64_t>(p.pull.size(), 0), std::vector<std::int64_t>(p.push.size(), 0), {}};
   for (std::size_t k = 0; k < p.pull.size(); ++k)
     for (int u = p.pull[k].first; u <= p.pull[k].last; ++u)
-      c.pull_bytes[k] += profile.units[static_cast<std::size_t>(u)].bytes;
+      c.pull_bytes[k] += profile.units[static_cast<std::size_t>(u)].down_bytes();
   for (std::size_t k = 0; k < p.push.size(); ++k) {
     std::int64_t dense = 0;
     double decode = 0;
@@ -518,7 +518,7 @@ double ideal_duplex_ms(const ModelProfile& profile, const LinkProfile& link) {
   for (const auto& u : profile.units) compute += u.forward_ms + u.backward_ms;
   LinkProfile free = link;
   free.overhead_down_ms = free.overhead_up_ms = 0;
-  const double down = free.down_ms(profile.total_bytes()),
+  const double down = free.down_ms(profile.total_pull_bytes()),
                up = free.up_ms(profile.total_push_bytes());
   // Compute under a busy link, as predict_duplex_ms charges it: the bound p solves
   // p = max(compute x (1 + (s_d - 1) min(1, down/p) + (s_u - 1) min(1, up/p)), down, up);

@@ -37,7 +37,8 @@ TEST(DuplexExhaustive, FamilyHoldsTheOptimumOverEveryPullOrderUpTo7Units) {
   }
 }
 
-// The same with compressed pushes (encoded bytes on the uplink, decoding in the aggregation).
+// The same with compressed pushes (encoded bytes on the uplink, decoding in the aggregation)
+// and pulls (encoded bytes on the downlink).
 TEST(DuplexExhaustive, FamilyHoldsTheOptimumWithCompressedPushes) {
   std::mt19937_64 rng(41), aggregation_rng(42);
   for (int L : {5, 6}) {

@@ -19,6 +19,11 @@ std::int64_t ModelProfile::total_bytes() const {
   for (const auto& u : units) s += u.bytes;
   return s;
 }
+std::int64_t ModelProfile::total_pull_bytes() const {
+  std::int64_t s = 0;
+  for (const auto& u : units) s += u.down_bytes();
+  return s;
+}
 std::int64_t ModelProfile::total_push_bytes() const {
   std::int64_t s = 0;
   for (const auto& u : units) s += u.up_bytes();
@@ -70,6 +75,7 @@ void ModelProfile::validate() const {
     if (u.bytes < 0) throw InvalidInput(at + ".bytes: negative value");
     if (u.params < 0) throw InvalidInput(at + ".params: negative value");
     if (u.push_bytes < -1) throw InvalidInput(at + ".push_bytes: negative value");
+    if (u.pull_bytes < -1) throw InvalidInput(at + ".pull_bytes: negative value");
     check_time(u.decode_ms, at + ".decode_ms");
     check_time(u.forward_ms, at + ".forward_ms");
     check_time(u.backward_ms, at + ".backward_ms");
@@ -119,6 +125,7 @@ ModelProfile model_profile_from_json(const json& j, const std::string& context) 
     u.backward_ms = non_negative_number(ju, "backward_ms", where);
     if (ju.contains("push_bytes")) u.push_bytes = non_negative_integer(ju, "push_bytes", where);
     if (ju.contains("decode_ms")) u.decode_ms = non_negative_number(ju, "decode_ms", where);
+    if (ju.contains("pull_bytes")) u.pull_bytes = non_negative_integer(ju, "pull_bytes", where);
     p.units.push_back(std::move(u));
   }
   return p;
@@ -134,6 +141,7 @@ json to_json(const ModelProfile& p) {
                {"backward_ms", u.backward_ms}};
     if (u.push_bytes >= 0) ju["push_bytes"] = u.push_bytes;
     if (u.decode_ms > 0) ju["decode_ms"] = u.decode_ms;
+    if (u.pull_bytes >= 0) ju["pull_bytes"] = u.pull_bytes;
     units.push_back(std::move(ju));
   }
   json j = {{"model", p.model}, {"batch", p.batch}};

@@ -27,11 +27,14 @@ struct UnitProfile {
   // With compressed pushes (docs/compression.md): the bytes of one push of this unit's
   // encoded gradient (-1: `bytes`, dense) and the PS's time to decode it, ms. Encoding runs
   // on the device's cores between the unit's backward and its push, so its time is part of
-  // backward_ms. Pulls carry `bytes`.
+  // backward_ms.
   std::int64_t push_bytes = -1;
   double decode_ms = 0;
+  // With compressed pulls: the bytes of one pull of this unit's encoded update (-1: `bytes`).
+  std::int64_t pull_bytes = -1;
 
   std::int64_t up_bytes() const { return push_bytes >= 0 ? push_bytes : bytes; }
+  std::int64_t down_bytes() const { return pull_bytes >= 0 ? pull_bytes : bytes; }
 };
 
 struct ModelProfile {
@@ -43,7 +46,8 @@ struct ModelProfile {
   std::vector<UnitProfile> units;
 
   int num_units() const { return static_cast<int>(units.size()); }
-  std::int64_t total_bytes() const;  // one pull
+  std::int64_t total_bytes() const;  // float32, one way
+  std::int64_t total_pull_bytes() const;
   std::int64_t total_push_bytes() const;
   double total_forward_ms() const;
   double total_backward_ms() const;

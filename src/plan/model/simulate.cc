@@ -44,7 +44,7 @@ double simulate_unchecked(const ModelProfile& profile, const LinkProfile& link, 
   for (std::size_t j = 0; j < plan.pull.size(); ++j) {
     const Segment& s = plan.pull[j];
     std::int64_t bytes = 0;
-    for (int u = s.first; u <= s.last; ++u) bytes += units[u].bytes;
+    for (int u = s.first; u <= s.last; ++u) bytes += units[u].down_bytes();
     arrived[j] = downlink_free + link.down_ms(bytes);
     record(EventKind::kPull, static_cast<int>(j), downlink_free, arrived[j]);
     downlink_free = arrived[j];

@@ -64,6 +64,11 @@ ModelProfile Slicing::atom_profile(const ModelProfile& profile) const {
           unit.push_bytes >= 0 ? std::llround(static_cast<double>(unit.push_bytes) * share) : -1;
       p.units.back().decode_ms = unit.decode_ms * share;
     }
+    if (unit.pull_bytes >= 0) {
+      const double share =
+          unit.params > 0 ? static_cast<double>(atom.params) / static_cast<double>(unit.params) : 1;
+      p.units.back().pull_bytes = std::llround(static_cast<double>(unit.pull_bytes) * share);
+    }
   }
   return p;
 }

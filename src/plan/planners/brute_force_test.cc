@@ -72,8 +72,8 @@ TEST(DynacommOptimal, EqualsBruteForceOn2000RandomCases) {
   EXPECT_GT(joint_cases, 1000);
 }
 
-// With compressed pushes (push_bytes below bytes, decoding at the PS) the push DP works on
-// the encoded bytes: still the optimum over every segmentation.
+// With compressed pushes (push_bytes below bytes, decoding at the PS) and pulls (pull_bytes)
+// the DPs work on the encoded bytes: still the optimum over every segmentation.
 TEST(DynacommOptimal, EqualsBruteForceWithCompressedPushes) {
   std::mt19937_64 rng(20261);
   for (int c = 0; c < 600; ++c) {

@@ -11,7 +11,8 @@ Prefix::Prefix(const ModelProfile& profile, const LinkProfile& link) {
   forward_ms.assign(n + 1, 0);
   backward_done_ms.assign(n, 0);
   for (int u = 0; u < n; ++u) {
-    down_ms[u + 1] = down_ms[u] + static_cast<double>(profile.units[u].bytes) * 8e3 / link.down_bps;
+    down_ms[u + 1] =
+        down_ms[u] + static_cast<double>(profile.units[u].down_bytes()) * 8e3 / link.down_bps;
     up_ms[u + 1] = up_ms[u] + static_cast<double>(profile.units[u].up_bytes()) * 8e3 / link.up_bps;
     forward_ms[u + 1] = forward_ms[u] + profile.units[u].forward_ms;
   }
