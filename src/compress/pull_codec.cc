@@ -52,7 +52,7 @@ std::size_t PullCodec::apply(Slot slot, const std::uint8_t* in, std::size_t avai
     if (available < values)
       throw InvalidInput("pull reply ends " + std::to_string(values - available) +
                          " bytes early");
-    std::memcpy(copy, in, values);
+    if (values > 0) std::memcpy(copy, in, values);
     if (kind) *kind = kCopy;
     return values;
   }
@@ -63,7 +63,7 @@ std::size_t PullCodec::apply(Slot slot, const std::uint8_t* in, std::size_t avai
     if (available < values)
       throw InvalidInput("pull reply's copy ends " + std::to_string(values - available) +
                          " bytes early");
-    std::memcpy(copy, in, values);
+    if (values > 0) std::memcpy(copy, in, values);
   } else if (k == kDelta) {
     const std::size_t size = method_->encoded_bytes(floats, slot.iteration);
     if (size > available)

@@ -75,7 +75,8 @@ void PullEncoder::write(int rank, int atom, std::int64_t version, std::uint8_t* 
     ++deltas_;
   } else {
     *out++ = compress::PullCodec::kCopy;
-    std::memcpy(out, a.public_copy.data(), a.public_copy.size() * sizeof(float));
+    if (!a.public_copy.empty())
+      std::memcpy(out, a.public_copy.data(), a.public_copy.size() * sizeof(float));
     ++copies_;
   }
   a.held[static_cast<std::size_t>(rank)] = version;
