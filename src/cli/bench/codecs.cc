@@ -226,15 +226,18 @@ void run_codec_bench(const BenchFlags& f) {
   for (const std::string& codec : codecs) rows.push_back(row_of(codec, runs));
   nlohmann::json json = nlohmann::json::array();
   const worker::WorkerOptions wo = base.worker_options();
-  std::string md = "# dynacomm bench: compression, " + base.model + ", " +
-                   std::to_string(base.workers) + " workers, batch " + std::to_string(base.batch) +
-                   ", " + fmt("%.0f", wo.link.down_bps / 1e6) + " Mbit/s down / " +
-                   fmt("%.0f", wo.link.up_bps / 1e6) + " Mbit/s up, latency " + base.latency +
-                   ", links " + (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") +
-                   ", scheduler " + base.scheduler + "\n\n" +
-                   "One job per codec, " + std::to_string(f.repeat) +
-                   " round(s) taking turns; bytes are worker 0's; predicted: the job's (its "
-                   "slowest worker's) warm-up prediction.\n\n";
+  std::string md =
+      "# dynacomm bench: compression, " + base.model + ", " + std::to_string(base.workers) +
+      " workers, batch " + std::to_string(base.batch) + ", " + fmt("%.0f", wo.link.down_bps / 1e6) +
+      " Mbit/s down / " + fmt("%.0f", wo.link.up_bps / 1e6) + " Mbit/s up, latency " +
+      base.latency + ", links " +
+      (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") + ", scheduler " +
+      base.scheduler +
+      (base.compress_pulls == "none" ? std::string()
+                                     : ", pulls --compress-pulls " + base.compress_pulls) +
+      "\n\n" + "One job per codec, " + std::to_string(f.repeat) +
+      " round(s) taking turns; bytes are worker 0's; predicted: the job's (its "
+      "slowest worker's) warm-up prediction.\n\n";
   md += table_of(rows, to_accuracy, base.target_accuracy, json);
   report::BarChart bars{base.model + ": iteration time by codec", "iteration time (ms)", {}};
   for (const CodecRow& r : rows) bars.bars.push_back({r.codec, r.ms.median, r.ms.min, r.ms.max, ""});
