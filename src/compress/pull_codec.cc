@@ -38,6 +38,17 @@ std::size_t PullCodec::delta_bytes(std::int64_t floats, std::int64_t version) co
   return 1 + method_->encoded_bytes(floats, version);
 }
 
+std::vector<std::vector<std::int64_t>> PullCodec::reply_table(
+    const std::vector<std::int64_t>& atom_floats) const {
+  if (!method_) return {};
+  std::vector<std::vector<std::int64_t>> table(2);
+  for (const std::int64_t n : atom_floats) {
+    table[kCopy].push_back(static_cast<std::int64_t>(copy_bytes(n)));
+    table[kDelta].push_back(static_cast<std::int64_t>(delta_bytes(n, 0)));
+  }
+  return table;
+}
+
 void PullCodec::encode_delta(Slot slot, const float* delta, std::int64_t floats,
                              std::uint8_t* out) {
   if (!method_) throw InvalidInput("dense pulls carry no updates");

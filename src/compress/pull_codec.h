@@ -41,11 +41,16 @@ class PullCodec {
   // Bytes of one atom of `floats` values in a reply, with its kind byte.
   std::size_t copy_bytes(std::int64_t floats) const;
   std::size_t delta_bytes(std::int64_t floats, std::int64_t version) const;
+  // The wire's table of a reply's atoms (net::WireLimits::pull_bytes): per kind, each
+  // atom's bytes; empty for dense pulls.
+  std::vector<std::vector<std::int64_t>> reply_table(
+      const std::vector<std::int64_t>& atom_floats) const;
   // Writes delta_bytes(floats, slot.iteration) bytes at out: kDelta, then the encoding.
   void encode_delta(Slot slot, const float* delta, std::int64_t floats, std::uint8_t* out);
   // One atom of an untrusted reply at `in` (at most `available` bytes) onto `copy`: kCopy
   // overwrites it, kDelta adds the decoded update. Returns the bytes it took; the kind in
-  // `kind`. InvalidInput naming what is wrong (nothing written then).
+  // `kind`. InvalidInput naming what is wrong (nothing written then). One thread at a time:
+  // it decodes into the codec's own scratch.
   std::size_t apply(Slot slot, const std::uint8_t* in, std::size_t available,
                     std::int64_t floats, float* copy, Kind* kind) const;
 

@@ -26,6 +26,8 @@ TEST(PullCodec, SizesCountTheKindByte) {
   PullCodec dense("none");
   EXPECT_EQ(dense.copy_bytes(10), 40u);
   EXPECT_THROW(dense.delta_bytes(10, 0), InvalidInput);
+  EXPECT_EQ(c.reply_table({10, 2}), (std::vector<std::vector<std::int64_t>>{{41, 9}, {21, 5}}));
+  EXPECT_TRUE(dense.reply_table({10, 2}).empty());
 }
 
 // A copy overwrites, an update adds its decoding; what is malformed is refused and

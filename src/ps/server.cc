@@ -106,14 +106,9 @@ struct PsServer::Impl {
     limits.push_codec = codec->wire_codec();
     limits.push_bytes.clear();
     limits.mixed_bytes.clear();
-    limits.pull_bytes.clear();
-    if (!pull_codec.dense()) {
-      limits.pull_bytes.resize(2);
-      for (std::int64_t b : unit_bytes) {
-        limits.pull_bytes[0].push_back(static_cast<std::int64_t>(pull_codec.copy_bytes(b / 4)));
-        limits.pull_bytes[1].push_back(static_cast<std::int64_t>(pull_codec.delta_bytes(b / 4, 0)));
-      }
-    }
+    std::vector<std::int64_t> floats;
+    for (std::int64_t b : unit_bytes) floats.push_back(b / 4);
+    limits.pull_bytes = pull_codec.reply_table(floats);
     if (codec->mixed()) {
       for (std::size_t k = 0; k < codec->size(); ++k) {
         limits.mixed_bytes.emplace_back();

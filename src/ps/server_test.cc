@@ -63,12 +63,7 @@ struct PulledAtEnd {
 // The wire's limits of pull replies for a job whose pulls go with `pulls`.
 net::WireLimits worker_limits(int workers, const compress::PullCodec& pulls) {
   net::WireLimits limits{unit_bytes(), workers - 1, 64 * 1024};
-  if (pulls.dense()) return limits;
-  limits.pull_bytes.resize(2);
-  for (std::int64_t n : kUnitFloats) {
-    limits.pull_bytes[0].push_back(static_cast<std::int64_t>(pulls.copy_bytes(n)));
-    limits.pull_bytes[1].push_back(static_cast<std::int64_t>(pulls.delta_bytes(n, 0)));
-  }
+  limits.pull_bytes = pulls.reply_table(kUnitFloats);
   return limits;
 }
 

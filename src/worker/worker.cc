@@ -115,14 +115,12 @@ void with_pull_bytes(const WorkerOptions& o, const plan::Slicing& slicing,
 // compressed pulls, each atom a copy or an update.
 net::WireLimits worker_limits(const WorkerOptions& o, const plan::Slicing& slicing) {
   net::WireLimits limits{{}, o.workers - 1, 64 * 1024};
-  const compress::PullCodec pulls(o.pull_compression, o.seed);
-  if (!pulls.dense()) limits.pull_bytes.resize(2);
+  std::vector<std::int64_t> floats;
   for (const plan::Atom& a : slicing.atoms) {
     limits.unit_bytes.push_back(a.bytes);
-    if (pulls.dense()) continue;
-    limits.pull_bytes[0].push_back(static_cast<std::int64_t>(pulls.copy_bytes(a.params)));
-    limits.pull_bytes[1].push_back(static_cast<std::int64_t>(pulls.delta_bytes(a.params, 0)));
+    floats.push_back(a.params);
   }
+  limits.pull_bytes = compress::PullCodec(o.pull_compression, o.seed).reply_table(floats);
   return limits;
 }
 
