@@ -107,7 +107,12 @@ bool ZmqRouter::poll(Clock::time_point deadline, Inbound* out) {
   if (monitor_ && (items[1].revents & ZMQ_POLLIN))
     while (read_monitor()) {
     }
-  if (!(items[0].revents & ZMQ_POLLIN)) {
+  // The socket's own readiness, asked after the events were read: zmq_poll looked at it
+  // before the monitor, so a last message queued just before its connection's close event
+  // would be missed, and the close said before the message was read.
+  const bool readable =
+      (items[0].revents & ZMQ_POLLIN) || (socket_->get(zmq::sockopt::events) & ZMQ_POLLIN);
+  if (!readable) {
     // Nothing left to read: whatever a closed connection sent before it closed (a last
     // push, a goodbye) has been handed over, so its close can be said now.
     disconnected_.insert(disconnected_.end(), closing_.begin(), closing_.end());
