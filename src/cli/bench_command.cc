@@ -18,7 +18,7 @@ void add_bench_command(CLI::App& app) {
       "bench",
       "Every strategy side by side on one cluster and link, taking turns; vs the "
       "ideal and PyTorch DDP");
-  f->job.add_job_flags(cmd, /*compress_list=*/true);
+  f->job.add_job_flags(cmd, /*bench_lists=*/true);
   f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
   std::vector<std::string> known = plan::planner_names();
@@ -53,6 +53,12 @@ void add_bench_command(CLI::App& app) {
                   "one job each")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  cmd->add_option("--link", f->links,
+                  "With a --compress or --sync list: per-worker link override "
+                  "R:down,up,latency, e.g. 1:5mbit,5mbit,10ms (repeatable)");
+  cmd->add_option("--worker-slowdown", f->slowdowns,
+                  "With a --compress or --sync list: per-worker device slowdown R:FACTOR, e.g. "
+                  "3:8 (repeatable)");
   cmd->add_option("--threads", f->threads, "Compute threads per process (0: cores / workers)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();

@@ -40,7 +40,8 @@ void merge_traces(const report::RunFolder& run, int workers) {
 
 }  // namespace
 
-std::vector<JobFlags> per_worker_flags(const JobFlags& j, const std::vector<std::string>& links) {
+std::vector<JobFlags> per_worker_flags(const JobFlags& j, const std::vector<std::string>& links,
+                                       const std::vector<std::string>& slowdowns) {
   std::vector<JobFlags> per_worker(static_cast<std::size_t>(j.workers), j);
   for (const std::string& spec : links) {  // "R:down,up,latency", e.g. 1:10mbit,2mbit,50ms
     const auto colon = spec.find(':');
@@ -64,6 +65,24 @@ std::vector<JobFlags> per_worker_flags(const JobFlags& j, const std::vector<std:
     } catch (const InvalidInput& e) {
       throw InvalidInput("--link '" + spec + "': " + e.what());
     }
+  }
+  for (const std::string& spec : slowdowns) {  // "R:FACTOR", e.g. 3:8
+    const auto colon = spec.find(':');
+    int rank = -1;
+    double factor = 0;
+    char* stop = nullptr;
+    if (colon != std::string::npos) {
+      const std::string r = spec.substr(0, colon), x = spec.substr(colon + 1);
+      const long parsed = std::strtol(r.c_str(), &stop, 10);
+      if (!r.empty() && *stop == 0 && parsed >= 0 && parsed < j.workers)
+        rank = static_cast<int>(parsed);
+      factor = std::strtod(x.c_str(), &stop);
+      if (x.empty() || *stop != 0) factor = 0;
+    }
+    if (rank < 0 || !(factor >= 1 && factor <= 1000))
+      throw InvalidInput("--worker-slowdown '" + spec + "': expected R:FACTOR with R in 0.." +
+                         std::to_string(j.workers - 1) + " and FACTOR from 1 to 1000, e.g. 3:8");
+    per_worker[static_cast<std::size_t>(rank)].device_slowdown = factor;
   }
   return per_worker;
 }
@@ -207,6 +226,15 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
                   std::to_string(100 * s0["test_accuracy"].get<double>()).substr(0, 5) +
                   "% reached the target: the workers stop at their next iteration",
               std::chrono::minutes(5));
+      }
+      // Backup workers and ASP let the workers drift apart: the job ends with rank 0's
+      // last iteration and final fetch, and a straggler does not run on alone.
+      if ((j.sync == "asp" || j.sync.rfind("backup:", 0) == 0) && !c.interrupted()) {
+        const nlohmann::json s0 = cluster::read_statuses(run_dir, 1).front();
+        if (s0.is_object() && s0.value("phase", "") == "done")
+          c.stop_gracefully("rank 0 has finished; under --sync " + j.sync +
+                                " the job ends with it: the others stop at their next iteration",
+                            std::chrono::minutes(5));
       }
       if (tc_replay) tc_replay->rethrow();  // a failed `tc qdisc change` ends the job
     });

@@ -17,8 +17,10 @@
 namespace dynacomm::cli {
 
 // The job's flags for every worker, with the per-worker link overrides
-// "R:down,up,latency" applied; throws InvalidInput naming a bad override.
-std::vector<JobFlags> per_worker_flags(const JobFlags& job, const std::vector<std::string>& links);
+// "R:down,up,latency" and device slowdowns "R:FACTOR" applied; throws InvalidInput naming a
+// bad override.
+std::vector<JobFlags> per_worker_flags(const JobFlags& job, const std::vector<std::string>& links,
+                                       const std::vector<std::string>& slowdowns = {});
 
 // Starts the PS and the workers (with --net netns in `topology`'s namespaces, made here
 // when null), shows the combined progress line, waits, merges the traces into

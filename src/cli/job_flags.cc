@@ -13,6 +13,7 @@
 #include "model/model_names.h"
 #include "plan/model/quantity.h"
 #include "plan/planners/planner.h"
+#include "ps/sync_policy.h"
 
 namespace dynacomm::cli {
 
@@ -31,9 +32,41 @@ std::string compression_methods() {
     out += (out.empty() ? "" : ", ") + m.name + (m.parameter.empty() ? "" : ":" + m.parameter);
   return out;
 }
+
+// --sync: one mode, or (the bench's) a comma-separated list of them, one job each.
+void add_sync_flag(CLI::App* cmd, std::string& sync, bool list) {
+  const std::string modes =
+      "bsp (every worker's gradients each iteration), ssp:S (up to S iterations ahead of the "
+      "slowest), backup:B (each update from the first N-B workers' pushes), asp (every push "
+      "applied on arrival, the learning rate divided by its staleness); docs/sync.md";
+  cmd->add_option("--sync", sync,
+                  list ? "Synchronisation modes to compare, comma-separated, one job each: " + modes
+                       : "Synchronisation: " + modes)
+      ->check([list](const std::string& spec) {
+        try {
+          for (const std::string& one : list ? split_sync_list(spec) : std::vector{spec})
+            ps::parse_sync_policy(one);
+        } catch (const InvalidInput& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      })
+      ->capture_default_str();
+}
 }  // namespace
 
-void JobFlags::add_job_flags(CLI::App* cmd, bool compress_list) {
+std::vector<std::string> split_sync_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string one; std::getline(in, one, ',');) {
+    if (one.empty()) throw InvalidInput("--sync '" + list + "': an empty mode in the list");
+    out.push_back(one);
+  }
+  if (out.empty()) throw InvalidInput("--sync: no mode given");
+  return out;
+}
+
+void JobFlags::add_job_flags(CLI::App* cmd, bool bench_lists) {
   cmd->add_option("--model", model, listed(model::zoo_model_names()))
       ->check(CLI::IsMember(model::zoo_model_names()))
       ->capture_default_str();
@@ -98,12 +131,11 @@ void JobFlags::add_job_flags(CLI::App* cmd, bool compress_list) {
       "unit, dense, fp16 or a listed method (topk:0.01 when none is listed), whichever the "
       "plan predicts fastest";
   cmd->add_option("--compress", compress,
-                  compress_list
-                      ? "Codecs to compare, comma-separated, one job each: " + compress_help
-                      : "Compression of the pushes: " + compress_help)
-      ->check([compress_list](const std::string& spec) {
+                  bench_lists ? "Codecs to compare, comma-separated, one job each: " + compress_help
+                              : "Compression of the pushes: " + compress_help)
+      ->check([bench_lists](const std::string& spec) {
         try {
-          if (compress_list)
+          if (bench_lists)
             compress::split_codec_list(spec);
           else
             compress::PushCodec check(spec);
@@ -126,6 +158,7 @@ void JobFlags::add_job_flags(CLI::App* cmd, bool compress_list) {
         return std::string();
       })
       ->capture_default_str();
+  add_sync_flag(cmd, sync, bench_lists);
   cmd->add_option("--warmup", warmup,
                   "Warm-up iterations (sequential and layerwise plans in turn) measuring compute "
                   "and transfers; the scheduler plans after them (>= 1)")
@@ -220,6 +253,7 @@ std::vector<std::pair<std::string, std::string>> JobFlags::job_settings() const 
           {"--scheduler", scheduler},
           {"--compress", compress},
           {"--compress-pulls", compress_pulls},
+          {"--sync", sync},
           {"--warmup", std::to_string(warmup)},
           {"--replan", replan},
           {"--replan-threshold", num(replan_threshold)},
@@ -297,6 +331,7 @@ ps::ServerOptions JobFlags::server_options() const {
   o.sgd = sgd();
   o.compression = compress;
   o.pull_compression = compress_pulls;
+  o.sync = sync;
   o.seed = seed;
   o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(timeout_ms())));
   return o;
@@ -321,6 +356,7 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.scheduler = scheduler;
   o.compression = compress;
   o.pull_compression = compress_pulls;
+  o.sync = sync;
   o.momentum = momentum;
   o.link.down_bps = plan::parse_bandwidth_bps(down);
   o.link.up_bps = up.empty() ? o.link.down_bps : plan::parse_bandwidth_bps(up);

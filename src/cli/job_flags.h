@@ -35,6 +35,7 @@ struct JobFlags {
   std::string compress =
       "none";  // the pushes' codec (compress/compressor.h)  // or a planner (worker/worker.h)
   std::string compress_pulls = "none";  // the pulls' (compress/pull_codec.h)
+  std::string sync = "bsp";             // the synchronisation mode (ps/sync_policy.h)
   std::string down = "500mbit", up, latency = "10ms", extra_overhead = "0ms";
   int warmup = 3;
   std::string net = "user";
@@ -52,8 +53,8 @@ struct JobFlags {
 
   // The job's settings, one for the whole job: the PS holds them and hands them to the
   // workers (model, workers, optimiser, data, batch, scheduling, re-planning).
-  // compress_list: --compress takes a comma-separated list of codecs (the bench's).
-  void add_job_flags(CLI::App* cmd, bool compress_list = false);
+  // bench_lists: --compress and --sync take comma-separated lists (the bench's).
+  void add_job_flags(CLI::App* cmd, bool bench_lists = false);
   void add_timeout(CLI::App* cmd);       // each process's own
   void add_worker_flags(CLI::App* cmd);  // each worker's own: data folder, link, emulation
   // The job's settings as flag and text (net::JobConfig), and as a command line.
@@ -71,6 +72,9 @@ struct JobFlags {
   ps::ServerOptions server_options() const;
   worker::WorkerOptions worker_options() const;  // rank and --ps left to the caller
 };
+
+// "bsp,ssp:2,asp" as its modes (the bench's --sync); InvalidInput on an empty one.
+std::vector<std::string> split_sync_list(const std::string& list);
 
 // The PS's checkpoint flags (ps/checkpoint.h), for `dynacomm ps` and `dynacomm train`.
 struct Checkpointing {

@@ -104,7 +104,11 @@ void add_ps_command(CLI::App& app) {
     std::vector<float> weights = server.wait();
     std::cerr << "dynacomm ps: done; received " << server.bytes_received() << " bytes, sent "
               << server.bytes_sent() << " bytes, dropped " << server.messages_dropped()
-              << " malformed message(s)\n";
+              << " malformed message(s)";
+    if (f->job.sync != "bsp")
+      std::cerr << "; --sync " << f->job.sync << ": " << server.late_pushes_dropped()
+                << " late unit push(es) dropped";
+    std::cerr << "\n";
     if (!f->trace.empty()) {
       report::ChromeTrace trace;
       const int pid = f->job.workers;  // after the workers' processes

@@ -39,6 +39,7 @@ RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
   s.codecs = r.codecs;
   s.model = job.model;
   s.replan = job.replan;
+  s.sync = job.sync;
   s.workers = job.workers;
   s.batch = job.batch;
   s.iterations = static_cast<std::int64_t>(r.iterations.size());
@@ -165,6 +166,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"plan", s.plan},
           {"plans", plans},
           {"replan", s.replan},
+          {"sync", s.sync},
           {"plan_changes", changes},
           {"ideal_ms", s.ideal_ms},
           {"final_estimates", s.final_estimates},
@@ -197,6 +199,7 @@ RunSummary summary_from_json(const nlohmann::json& j) {
   s.codecs = j.contains("codecs") ? get<std::string>(j, "codecs") : "";
   s.model = get<std::string>(j, "model");
   s.replan = get<std::string>(j, "replan");
+  s.sync = j.value("sync", "bsp");  // written before the modes: BSP
   s.workers = get<int>(j, "workers");
   s.batch = get<int>(j, "batch");
   s.iterations = get<std::int64_t>(j, "iterations");

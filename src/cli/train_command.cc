@@ -30,7 +30,8 @@ namespace dynacomm::cli {
 namespace {
 
 struct TrainFlags {
-  std::vector<std::string> links;  // per-worker overrides "R:down,up,latency"
+  std::vector<std::string> links;      // per-worker overrides "R:down,up,latency"
+  std::vector<std::string> slowdowns;  // and "R:FACTOR" (--worker-slowdown)
   bool local = false;
   int threads = 0;
   std::string out;
@@ -70,7 +71,7 @@ void run_local(const TrainFlags& f) {
 
 void run_cluster(const TrainFlags& f) {
   const JobFlags& j = f.job;
-  const std::vector<JobFlags> per_worker = per_worker_flags(j, f.links);
+  const std::vector<JobFlags> per_worker = per_worker_flags(j, f.links, f.slowdowns);
   validate_job(j, per_worker);  // every flag here, before any process starts
   const std::string run_dir = f.out.empty() ? default_run_dir(j, false) : f.out;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -201,6 +202,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--link", f->links,
                   "Per-worker link override R:down,up,latency, e.g. 1:10mbit,2mbit,50ms "
                   "(repeatable)");
+  cmd->add_option("--worker-slowdown", f->slowdowns,
+                  "Per-worker device slowdown R:FACTOR, e.g. 3:8 (worker 3 computes 8x slower; "
+                  "repeatable)");
   cmd->add_flag("--curve", f->curve,
                 "Encrypt and authenticate the job's connections with CURVE (keys made for this "
                 "job in the run folder's keys/)");

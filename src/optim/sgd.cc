@@ -35,9 +35,10 @@ Sgd::Sgd(const SgdOptions& options, const std::vector<std::int64_t>& unit_sizes)
   for (auto n : unit_sizes) velocity_.emplace_back(static_cast<std::size_t>(n), 0.f);
 }
 
-void Sgd::step(int unit, float* params, const float* grads, std::int64_t iteration) {
+void Sgd::step(int unit, float* params, const float* grads, std::int64_t iteration,
+               double lr_scale) {
   auto& v = velocity_.at(static_cast<std::size_t>(unit));
-  const float lr = static_cast<float>(options_.lr_at(iteration));
+  const float lr = static_cast<float>(options_.lr_at(iteration) * lr_scale);
   const float wd = static_cast<float>(options_.weight_decay);
   const float mu = static_cast<float>(options_.momentum);
   const bool first = !started_[static_cast<std::size_t>(unit)];

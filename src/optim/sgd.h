@@ -36,8 +36,10 @@ struct SgdOptions {
 class Sgd {
  public:
   Sgd(const SgdOptions& options, const std::vector<std::int64_t>& unit_sizes);
-  // Updates params of `unit` in place from grads. `iteration` selects the learning rate.
-  void step(int unit, float* params, const float* grads, std::int64_t iteration);
+  // Updates params of `unit` in place from grads. `iteration` selects the learning rate,
+  // multiplied by lr_scale (an asynchronous PS's staleness rule, ps/sync_policy.h).
+  void step(int unit, float* params, const float* grads, std::int64_t iteration,
+            double lr_scale = 1.0);
   const SgdOptions& options() const { return options_; }
 
   // A unit's optimiser state, for checkpoints: its momentum buffer, and whether it has

@@ -235,6 +235,17 @@ struct PsServer::Impl {
   void handle(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
   void on_hello(const std::string& peer, const net::DecodeResult& m, Clock::time_point arrived);
   void answer_pulls();
+  // Can pull `p` be answered now? The policy says when; the exact (final) pull of a job
+  // that is not BSP waits for every unit's update of the iterations before it, except under
+  // ASP, whose versions count pushes: it reads what there is (the slower ranks' later pushes
+  // are in the PS's final weights, not in what rank 0 evaluates).
+  bool ready(const PendingPull& p) const {
+    if (!p.exact || store->policy().name() == "bsp" || store->policy().asynchronous())
+      return store->ready(p.first, p.last, p.iteration);
+    for (int u = p.first; u <= p.last; ++u)
+      if (store->version(u) < p.iteration) return false;
+    return true;
+  }
   void finish() {  // every worker has finished or gone: the final checkpoint and weights
     maybe_checkpoint(/*final=*/true);
     done.set_value(store->snapshot());
@@ -255,6 +266,7 @@ struct PsServer::Impl {
     if (compress::moves_momentum(options.compression)) s.sgd.momentum = 0;
     if (s.sgd.total_iterations <= 0 && job)  // for schedules
       s.sgd.total_iterations = job->total_iterations;
+    s.policy = parse_sync_policy(options.sync);
     store = std::make_unique<ParameterStore>(s, std::move(units));
   }
   // With compressed pulls: the public copy a checkpoint kept (`kept`, per unit), or the
@@ -332,7 +344,13 @@ void ServerOptions::validate() const {
   StoreOptions s;
   s.workers = workers;
   s.sgd = sgd;
+  s.policy = parse_sync_policy(sync);
   s.validate();
+  // The public copy moves one update per atom and version, in order: BSP's versions.
+  if (s.policy->name() != "bsp" && !pulls.dense())
+    throw InvalidInput("ps: --compress-pulls " + pull_compression +
+                       " needs --sync bsp (the job's " + sync +
+                       " reads versions out of order; its pulls go in float32)");
 }
 
 void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& m,
@@ -390,9 +408,13 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
 }
 
 void PsServer::Impl::rejoin(int rank, net::Header& welcome) {
-  store->join(rank, store->newest_version());
+  // Under ASP a worker's iterations are its own count, not the versions (which count every
+  // worker's pushes): it goes on after its own last push (from 0 on a first join).
+  const std::int64_t at =
+      store->policy().asynchronous() ? store->next_iteration_of(rank) : store->newest_version();
+  store->join(rank, at);
   if (pulls) pulls->forget(rank);  // a new process: it holds no public copy
-  joined_at[rank] = store->newest_version();
+  joined_at[rank] = at;
   welcome.iteration = joined_at[rank];
   welcome.flags = net::kFlagJobRunning;
   if (welcome.iteration > 0 || ever_joined.count(rank))  // not a first join at the start
@@ -576,7 +598,8 @@ std::string PsServer::Impl::pull_reply(const PendingPull& p) {
     std::int64_t floats = 0;
     for (int u = p.first; u <= p.last; ++u) floats += store->unit_floats(u);
     std::string frame = net::make_frame(static_cast<std::size_t>(floats) * sizeof(float));
-    store->pull(p.first, p.last, p.iteration, reinterpret_cast<float*>(&frame[net::kHeaderBytes]));
+    store->pull(p.first, p.last, p.iteration, reinterpret_cast<float*>(&frame[net::kHeaderBytes]),
+                p.rank);
     return frame;
   }
   std::size_t bytes = 0;
@@ -610,8 +633,7 @@ void PsServer::Impl::answer_pulls() {
   for (auto it = pending.begin(); it != pending.end();) {
     char& waits = blocked[static_cast<std::size_t>(it->rank)];
     // The wire has checked the unit range against the job's layout, which is the store's.
-    if ((it->in_order && waits) ||
-        !store->ready(it->first, it->last, it->iteration)) {  // before allocating the reply
+    if ((it->in_order && waits) || !ready(*it)) {  // before allocating the reply
       if (it->in_order) waits = true;
       ++it;
       continue;
@@ -911,6 +933,10 @@ void PsServer::stop() {
 std::uint64_t PsServer::bytes_received() const { return impl_->received; }
 std::uint64_t PsServer::bytes_sent() const { return impl_->sent; }
 std::uint64_t PsServer::messages_dropped() const { return impl_->dropped; }
+std::int64_t PsServer::late_pushes_dropped() const {
+  if (impl_->thread.joinable() || !impl_->store) return 0;
+  return impl_->store->dropped();
+}
 std::vector<PsEvent> PsServer::trace_events() const {
   if (impl_->thread.joinable()) return {};  // owned by the I/O thread until it stops
   return impl_->events;

@@ -75,6 +75,8 @@ struct ServerOptions {
   // The pulls' codec (compress/pull_codec.h): "none", float32 replies; a method: the same
   // encoded update of each unit to every worker that holds the public copy before it.
   std::string pull_compression = "none";
+  // The synchronisation mode (ps/sync_policy.h): bsp, ssp:S, backup:B or asp.
+  std::string sync = "bsp";
   std::uint64_t seed = 1;
   std::chrono::milliseconds timeout{60000};     // no message at all for this long: give up
   // A worker not heard from for this long (workers send a heartbeat every second) leaves
@@ -128,6 +130,8 @@ class PsServer {
   std::uint64_t bytes_received() const;
   std::uint64_t bytes_sent() const;
   std::uint64_t messages_dropped() const;
+  // Units' pushes the synchronisation mode dropped (backup workers': late), after wait().
+  std::int64_t late_pushes_dropped() const;
   // Events of the iterations the job asked to trace (hello: trace_from, trace_count);
   // read after wait().
   std::vector<PsEvent> trace_events() const;

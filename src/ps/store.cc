@@ -2,20 +2,28 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "base/error.h"
 
 namespace dynacomm::ps {
 
+// One iteration's pushes of a unit, kept until its update (SSP keeps several).
+struct Round {
+  std::vector<std::vector<float>> grads;  // per rank
+  std::vector<bool> received;             // per rank
+  int count = 0;
+};
+
 struct ParameterStore::Unit {
   mutable std::mutex mu;
   std::condition_variable advanced;
   std::int64_t version = 0;
   std::vector<float> params;
-  std::vector<std::vector<float>> grads;  // per rank, for the current version
-  std::vector<bool> received;             // per rank
-  int received_count = 0;
+  std::map<std::int64_t, Round> rounds;  // by iteration, from the unit's version on
+  std::vector<std::int64_t> read_at;     // per rank: the version it last pulled (-1: none)
+  std::vector<std::int64_t> last_push;   // per rank: its last push's iteration (ASP; -1)
 };
 
 void StoreOptions::validate() const {
@@ -35,8 +43,8 @@ ParameterStore::ParameterStore(const StoreOptions& options,
     auto u = std::make_unique<Unit>();
     sizes.push_back(static_cast<std::int64_t>(values.size()));
     u->params = std::move(values);
-    u->grads.assign(static_cast<std::size_t>(options_.workers), {});
-    u->received.assign(static_cast<std::size_t>(options_.workers), false);
+    u->read_at.assign(static_cast<std::size_t>(options_.workers), -1);
+    u->last_push.assign(static_cast<std::size_t>(options_.workers), -1);
     units_.push_back(std::move(u));
   }
   from_.assign(static_cast<std::size_t>(options_.workers), 0);
@@ -63,8 +71,11 @@ void ParameterStore::check_range(int first, int last) const {
                        " is not within 0.." + std::to_string(num_units() - 1));
 }
 
-void ParameterStore::pull(int first, int last, std::int64_t iteration, float* out) {
+void ParameterStore::pull(int first, int last, std::int64_t iteration, float* out, int reader) {
   check_range(first, last);
+  if (reader >= options_.workers)
+    throw InvalidInput("ps: pull by rank " + std::to_string(reader) + ", expected 0.." +
+                       std::to_string(options_.workers - 1));
   const auto deadline = std::chrono::steady_clock::now() + options_.wait_timeout;
   for (int i = first; i <= last; ++i) {
     Unit& u = *units_[static_cast<std::size_t>(i)];
@@ -81,6 +92,7 @@ void ParameterStore::pull(int first, int last, std::int64_t iteration, float* ou
                          std::to_string(u.version));
     std::memcpy(out, u.params.data(), u.params.size() * sizeof(float));
     out += u.params.size();
+    if (reader >= 0) u.read_at[static_cast<std::size_t>(reader)] = u.version;
   }
 }
 
@@ -111,9 +123,9 @@ std::string ParameterStore::unanswerable(int first, int last, std::int64_t itera
   return "";
 }
 
-bool ParameterStore::try_pull(int first, int last, std::int64_t iteration, float* out) {
+bool ParameterStore::try_pull(int first, int last, std::int64_t iteration, float* out, int reader) {
   if (!ready(first, last, iteration)) return false;
-  pull(first, last, iteration, out);
+  pull(first, last, iteration, out, reader);
   return true;
 }
 
@@ -138,17 +150,33 @@ std::vector<int> ParameterStore::push(int rank, int first, int last, std::int64_
   for (int i = first; i <= last; ++i) {
     Unit& u = *units_[static_cast<std::size_t>(i)];
     const std::size_t n = u.params.size();
+    const float* mine = grads;
+    grads += n;
     std::unique_lock<std::mutex> lock(u.mu);
     const std::string where = "ps: push of unit " + std::to_string(i) + " from rank " +
                               std::to_string(rank) + " for iteration " + std::to_string(iteration);
-    if (iteration != u.version)
-      throw InvalidInput(where + ": the unit is at version " + std::to_string(u.version));
-    if (u.received[static_cast<std::size_t>(rank)]) throw InvalidInput(where + ": duplicate");
-    u.grads[static_cast<std::size_t>(rank)].assign(grads, grads + n);
-    grads += n;
-    u.received[static_cast<std::size_t>(rank)] = true;
-    ++u.received_count;
-    if (!apply_if_due(i, u)) continue;
+    if (options_.policy->asynchronous()) {
+      apply_now(i, u, rank, iteration, mine, where);
+    } else {
+      if (iteration < u.version && options_.policy->drops_late_pushes()) {
+        ++dropped_;
+        continue;
+      }
+      if (iteration < u.version || iteration > u.version + options_.policy->push_ahead())
+        throw InvalidInput(where + ": the unit is at version " + std::to_string(u.version));
+      Round& round = u.rounds[iteration];
+      if (round.received.empty()) {
+        round.grads.assign(static_cast<std::size_t>(options_.workers), {});
+        round.received.assign(static_cast<std::size_t>(options_.workers), false);
+      }
+      if (round.received[static_cast<std::size_t>(rank)]) throw InvalidInput(where + ": duplicate");
+      round.grads[static_cast<std::size_t>(rank)].assign(mine, mine + n);
+      round.received[static_cast<std::size_t>(rank)] = true;
+      ++round.count;
+      bool any = false;
+      while (apply_if_due(i, u)) any = true;
+      if (!any) continue;
+    }
     lock.unlock();
     u.advanced.notify_all();
     advanced.push_back(i);
@@ -156,37 +184,53 @@ std::vector<int> ParameterStore::push(int rank, int first, int last, std::int64_
   return advanced;
 }
 
+void ParameterStore::apply_now(int i, Unit& u, int rank, std::int64_t iteration, const float* grads,
+                               const std::string& where) {
+  std::int64_t& last = u.last_push[static_cast<std::size_t>(rank)];
+  if (iteration <= last)
+    throw InvalidInput(where + ": not after its last push (iteration " + std::to_string(last) +
+                       "): each push is applied once");
+  last = iteration;
+  const std::int64_t read = u.read_at[static_cast<std::size_t>(rank)];
+  const std::int64_t staleness = read < 0 ? 0 : u.version - read;
+  sgd_->step(i, u.params.data(), grads, iteration,
+             staleness > 1 ? 1.0 / static_cast<double>(staleness) : 1.0);
+  ++u.version;
+}
+
 bool ParameterStore::apply_if_due(int i, Unit& u) {
+  auto it = u.rounds.find(u.version);
+  if (it == u.rounds.end() || it->second.count == 0) return false;
+  Round& round = it->second;
   int required = 0, required_in = 0;
   {
     std::lock_guard<std::mutex> lock(members_mu_);
     for (std::size_t r = 0; r < from_.size(); ++r)
       if (from_[r] >= 0 && from_[r] <= u.version) {
         ++required;
-        required_in += u.received[r] ? 1 : 0;
+        required_in += round.received[r] ? 1 : 0;
       }
   }
-  if (u.received_count == 0 || !options_.policy->update_due(required_in, required)) return false;
+  if (!options_.policy->update_due(required_in, required)) return false;
   // The update's pushes summed in rank order, averaged, applied.
   const std::size_t n = u.params.size();
   std::vector<float>* sum = nullptr;
   for (int r = 0; r < options_.workers; ++r) {
-    if (!u.received[static_cast<std::size_t>(r)]) continue;
-    std::vector<float>& g = u.grads[static_cast<std::size_t>(r)];
+    if (!round.received[static_cast<std::size_t>(r)]) continue;
+    std::vector<float>& g = round.grads[static_cast<std::size_t>(r)];
     if (sum == nullptr) {
       sum = &g;
       continue;
     }
     for (std::size_t k = 0; k < n; ++k) (*sum)[k] += g[k];
   }
-  if (u.received_count > 1) {
-    const float count = static_cast<float>(u.received_count);
+  if (round.count > 1) {
+    const float count = static_cast<float>(round.count);
     for (std::size_t k = 0; k < n; ++k) (*sum)[k] /= count;
   }
   sgd_->step(i, u.params.data(), sum->data(), u.version);
   ++u.version;
-  u.received_count = 0;
-  std::fill(u.received.begin(), u.received.end(), false);
+  u.rounds.erase(it);
   return true;
 }
 
@@ -202,7 +246,9 @@ std::vector<int> ParameterStore::leave(int rank) {
   for (int i = 0; i < num_units(); ++i) {
     Unit& u = *units_[static_cast<std::size_t>(i)];
     std::unique_lock<std::mutex> lock(u.mu);
-    if (!apply_if_due(i, u)) continue;
+    bool any = false;
+    while (apply_if_due(i, u)) any = true;
+    if (!any) continue;
     lock.unlock();
     u.advanced.notify_all();
     advanced.push_back(i);
@@ -214,12 +260,16 @@ void ParameterStore::join(int rank, std::int64_t from) {
   if (rank < 0 || rank >= options_.workers || from < 0)
     throw InvalidInput("ps: rank " + std::to_string(rank) + " cannot join at version " +
                        std::to_string(from));
+  const auto r = static_cast<std::size_t>(rank);
   for (auto& unit : units_) {  // its earlier self's pushes from `from` on are replaced
     std::lock_guard<std::mutex> lock(unit->mu);
-    if (unit->version >= from && unit->received[static_cast<std::size_t>(rank)]) {
-      unit->received[static_cast<std::size_t>(rank)] = false;
-      --unit->received_count;
-    }
+    for (auto& [iteration, round] : unit->rounds)
+      if (iteration >= from && round.received[r]) {
+        round.received[r] = false;
+        --round.count;
+      }
+    unit->read_at[r] = -1;
+    unit->last_push[r] = -1;
   }
   std::lock_guard<std::mutex> lock(members_mu_);
   from_[static_cast<std::size_t>(rank)] = from;
@@ -228,6 +278,16 @@ void ParameterStore::join(int rank, std::int64_t from) {
 bool ParameterStore::present(int rank) const {
   std::lock_guard<std::mutex> lock(members_mu_);
   return rank >= 0 && rank < options_.workers && from_[static_cast<std::size_t>(rank)] >= 0;
+}
+
+std::int64_t ParameterStore::next_iteration_of(int rank) const {
+  if (rank < 0 || rank >= options_.workers) return 0;
+  std::int64_t next = 0;
+  for (const auto& u : units_) {
+    std::lock_guard<std::mutex> lock(u->mu);
+    next = std::max(next, u->last_push[static_cast<std::size_t>(rank)] + 1);
+  }
+  return next;
 }
 
 std::int64_t ParameterStore::newest_version() const {
@@ -261,8 +321,9 @@ void ParameterStore::restore(std::vector<UnitState> units) {
     sgd_->restore(i, std::move(s.velocity), s.started);
     u.params = std::move(s.params);
     u.version = s.version;
-    u.received_count = 0;
-    std::fill(u.received.begin(), u.received.end(), false);
+    u.rounds.clear();
+    std::fill(u.read_at.begin(), u.read_at.end(), -1);
+    std::fill(u.last_push.begin(), u.last_push.end(), -1);
   }
 }
 

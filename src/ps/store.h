@@ -8,11 +8,12 @@
 //   store.push(1, 0, 3, 0, grads1);                     // sum in rank order, average, SGD
 //   store.pull(0, 3, 1, buffer);                        // version 1 now
 //
-// Semantics (BSP, the policy of ps/sync_policy.h): unit u is at version t once the updates of
-// iterations 0..t-1 have been applied. A pull of units a..b for iteration t waits until each of
-// them is at version t, unit by unit, so a segment is answered as soon as its own units are ready,
-// never waiting for the whole model. The gradients of the N workers for (u, t) are summed in rank
-// order, never arrival order, so results do not depend on timing.
+// Semantics (BSP; the other modes are policies, ps/sync_policy.h): unit u is at version t once
+// the updates of iterations 0..t-1 have been applied. A pull of units a..b for iteration t waits
+// until each of them is at version t, unit by unit, so a segment is answered as soon as its own
+// units are ready, never waiting for the whole model. The gradients of the N workers for (u, t)
+// are summed in rank order, never arrival order, so results do not depend on timing (under
+// backup workers: which pushes came first does).
 //
 // Membership: every rank is in the job from version 0 until it leaves. The update of (u, t)
 // is due once every rank in the job that joined at or before t has pushed it, and it is
@@ -27,6 +28,7 @@
 // iteration, duplicate push); Timeout naming unit and iteration when a wait runs out.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -55,12 +57,14 @@ class ParameterStore {
   ~ParameterStore();
 
   int num_units() const { return static_cast<int>(units_.size()); }
+  const SyncPolicy& policy() const { return *options_.policy; }
   std::int64_t unit_floats(int unit) const;
   std::int64_t version(int unit) const;
 
-  // Copies units first..last (their floats back to back) into `out` once all are at
-  // version `iteration`.
-  void pull(int first, int last, std::int64_t iteration, float* out);
+  // Copies units first..last (their floats back to back) into `out` once all are at a
+  // version the policy lets a pull for `iteration` read (BSP: `iteration`). reader: the
+  // pulling rank, whose read version ASP's staleness counts from; -1: none (a snapshot).
+  void pull(int first, int last, std::int64_t iteration, float* out, int reader = -1);
   // True when units first..last are all at version >= iteration (a pull would not wait).
   bool ready(int first, int last, std::int64_t iteration) const;
   // Why a pull of first..last for `iteration` can never be answered, "" when it can now or
@@ -69,11 +73,12 @@ class ParameterStore {
   std::string unanswerable(int first, int last, std::int64_t iteration,
                            std::int64_t horizon = 2) const;
   // Non-blocking variant for an event loop: false when not yet at that version.
-  bool try_pull(int first, int last, std::int64_t iteration, float* out);
+  bool try_pull(int first, int last, std::int64_t iteration, float* out, int reader = -1);
 
   // Stores worker `rank`'s gradients of units first..last (floats back to back) for
-  // `iteration`; when it completes a unit's set, applies the update. Returns the units
-  // whose version advanced.
+  // `iteration`; when it completes a unit's set, applies the update (and any later
+  // iteration's already complete, under SSP). Returns the units whose version advanced.
+  // A push the policy drops (a late backup worker's) changes nothing and is counted.
   std::vector<int> push(int rank, int first, int last, std::int64_t iteration, const float* grads);
 
   // Rank `rank` leaves the job: updates no longer wait for it. Returns the units whose
@@ -82,6 +87,8 @@ class ParameterStore {
   // Rank `rank` (back) in the job from version `from` on (see the semantics above).
   void join(int rank, std::int64_t from);
   bool present(int rank) const;
+  // Under ASP: the iteration after rank's last push of any unit (0: none).
+  std::int64_t next_iteration_of(int rank) const;
   // The highest version any unit has reached: where a worker joining now starts.
   std::int64_t newest_version() const;
 
@@ -105,6 +112,8 @@ class ParameterStore {
 
   // All parameters, units in order (a consistent snapshot per unit).
   std::vector<float> snapshot() const;
+  // Units' pushes dropped by the policy so far (one per unit and push).
+  std::int64_t dropped() const { return dropped_.load(); }
 
  private:
   struct Unit;
@@ -112,11 +121,15 @@ class ParameterStore {
   // Under u.mu: applies unit i's update when due; true when it advanced (the caller
   // notifies).
   bool apply_if_due(int i, Unit& u);
+  // Under u.mu: an asynchronous policy's push, applied at once (sync_policy.h's rule).
+  void apply_now(int i, Unit& u, int rank, std::int64_t iteration, const float* grads,
+                 const std::string& where);
   StoreOptions options_;
   mutable std::mutex members_mu_;   // taken after a unit's lock, never before
   std::vector<std::int64_t> from_;  // per rank: in the job from this version; -1: left
   std::vector<std::unique_ptr<Unit>> units_;
   std::unique_ptr<optim::Sgd> sgd_;
+  std::atomic<std::int64_t> dropped_{0};
 };
 
 }  // namespace dynacomm::ps

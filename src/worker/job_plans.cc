@@ -85,7 +85,9 @@ WorkerResult::PlanInfo choose(const WorkerOptions& o,
   std::snprintf(line, sizeof line, "%s, predicted %.1f ms per iteration", best.scheduler.c_str(),
                 job_ms[order.front()]);
   choice = std::string(line) +
-           (o.workers > 1 ? " for the job (its slowest worker's prediction)" : "") +
+           (o.workers == 1    ? ""
+            : o.sync == "bsp" ? " for the job (its slowest worker's prediction)"
+                              : " for this worker (--sync " + o.sync + ": each runs its own)") +
            ", the fastest of all " + std::to_string(plans.size()) + " strategies; then";
   for (std::size_t i = 1; i < order.size() && i <= 3; ++i) {
     std::snprintf(line, sizeof line, " %s %.1f ms%s", plans[order[i]].scheduler.c_str(),
@@ -115,7 +117,7 @@ std::vector<WorkerResult::PlanInfo> first_plans(Comm& comm, const WorkerOptions&
   }
   std::vector<double> job_ms;  // each strategy's prediction for the job
   for (const auto& p : plans) job_ms.push_back(p.predicted_ms);
-  if (o.workers > 1)
+  if (o.workers > 1 && o.sync == "bsp")
     agree_on_plans(comm, o, profile, link, planner, slicing, plans, job_ms, progress);
   if (o.scheduler == plan::kAutoScheduler && o.rotation.empty())
     plans = {choose(o, plans, job_ms, progress, choice, ranking)};

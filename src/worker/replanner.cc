@@ -56,7 +56,7 @@ void Replanner::start(std::int64_t it, const plan::PlannerOptions& planner,
   policy_.set_planner_options(replanning);
   current_plan_id_ = 1;
   policy_.adopt(it, c_.result.plans[0].plan, c_.estimators.codecs.apply(c_.profile), link);
-  if (c_.o.workers > 1 && c_.result.plans[0].plan.full_duplex &&
+  if (c_.o.workers > 1 && c_.result.plans[0].plan.full_duplex && c_.o.sync == "bsp" &&
       mode_ != plan::ReplanMode::kStatic) {
     job_plan_ = true;  // re-planned on each worker alone, the plans would part again
     job_plan_from_ = it;

@@ -83,6 +83,10 @@ struct WorkerOptions {
   // job's, checked at hello. And of the pulls (compress/pull_codec.h; "none": float32).
   std::string compression = "none";
   std::string pull_compression = "none";
+  // The job's synchronisation mode (ps/sync_policy.h). Under BSP a job's full-duplex plans
+  // are one (the slowest worker's, re-planned together); under the others, whose pulls do
+  // not wait for every worker, each worker runs and re-plans its own.
+  std::string sync = "bsp";
   double momentum = 0.9;  // the job's SGD momentum: dgc applies it here (compress/dgc.cc)
   plan::PlannerOptions planner;
   plan::LinkProfile link{20e6, 20e6, 0, 0, 0};  // emulated link; overheads are measured

@@ -533,6 +533,37 @@ TEST_F(ClusterTest, BenchTrainsEachCodecToATargetAccuracyAndStops) {
     EXPECT_FALSE(read_file(out + "/" + f).empty()) << f;
 }
 
+// The synchronisation modes side by side, one job each, with worker 2 computing 20x slower:
+// under backup:1 its late pushes are dropped (the PS says how many), under asp the job ends
+// with rank 0 (the straggler is stopped, not waited for), and each run says its mode.
+TEST_F(ClusterTest, BenchComparesSyncModesWithAStraggler) {
+  const std::string out = dir_ + "/sync";
+  ASSERT_TRUE(run_dynacomm("sync",
+                           "bench --model lenet5 --workers 3 --sync bsp,backup:1,asp"
+                           " --iterations 6 --batch 32 --train-samples 1000 --test-samples 100"
+                           " --down 1gbit --latency 1ms --scheduler sequential"
+                           " --worker-slowdown 2:20"));
+  const nlohmann::json rows = nlohmann::json::parse(read_file(out + "/sync.json"));
+  ASSERT_EQ(rows.size(), 3u);
+  const char* modes[] = {"bsp", "backup:1", "asp"};
+  const char* dirs[] = {"/bsp", "/backup-1", "/asp"};
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(rows[k]["sync"], modes[k]);
+    const nlohmann::json summary =
+        nlohmann::json::parse(read_file(out + dirs[k] + "/summary.json"));
+    EXPECT_EQ(summary["sync"], modes[k]);
+    EXPECT_GT(summary["test_accuracy"].get<double>(), 0);
+  }
+  const std::string backup = read_file(out + "/backup-1/ps.log");
+  const auto at = backup.find("--sync backup:1: ");
+  ASSERT_NE(at, std::string::npos) << backup;
+  EXPECT_GT(std::atoi(backup.c_str() + at + 17), 0) << backup;  // late pushes dropped
+  EXPECT_NE(read_file(dir_ + "/sync.log").find("under --sync asp the job ends with it"),
+            std::string::npos);
+  for (const char* f : {"sync.md", "sync.csv", "sync.svg"})
+    EXPECT_FALSE(read_file(out + "/" + f).empty()) << f;
+}
+
 // A job's full-duplex plan is re-planned together: when both links step up, the workers
 // report to the PS, which hands both the slowest one's proposal for one iteration; the
 // weights stay those of a static sequential run.

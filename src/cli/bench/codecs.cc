@@ -101,21 +101,21 @@ std::string range_cell(const std::vector<double>& v, const char* f) {
 
 // The per-iteration table, or the time-to-accuracy one, with the rows as JSON.
 std::string table_of(const std::vector<CodecRow>& rows, bool to_accuracy, double target,
-                     nlohmann::json& json) {
+                     const std::string& flag, nlohmann::json& json) {
   std::string md;
   if (!to_accuracy)
-    md =
-        "| --compress | bytes up / iteration | bytes down / iteration | median ms (min-max) | "
-        "predicted ms | measured / predicted | test accuracy | pushes |\n"
-        "|---|---|---|---|---|---|---|---|\n";
+    md = "| " + flag +
+         " | bytes up / iteration | bytes down / iteration | median ms (min-max) | "
+         "predicted ms | measured / predicted | test accuracy | pushes |\n"
+         "|---|---|---|---|---|---|---|---|\n";
   else
-    md = "| --compress | reached " + fmt("%.2f", 100 * target) +
+    md = "| " + flag + " | reached " + fmt("%.2f", 100 * target) +
          "% | training s to it | iterations | MB up | MB down | median ms | final accuracy | "
          "pushes |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const CodecRow& r : rows) {
     std::string choice;
     for (const std::string& c : r.choices) choice += (choice.empty() ? "" : "; ") + c;
-    nlohmann::json j = {{"compress", r.codec},
+    nlohmann::json j = {{flag.substr(2), r.codec},
                         {"median_ms", r.ms.median},
                         {"min_ms", r.ms.min},
                         {"max_ms", r.ms.max},
@@ -155,6 +155,30 @@ std::string table_of(const std::vector<CodecRow>& rows, bool to_accuracy, double
   return md;
 }
 
+// What the jobs differ in: the --compress list, or the --sync one.
+struct Axis {
+  std::string flag, noun, stem;  // "--sync", "synchronisation mode", "sync"
+  std::string JobFlags::*field;
+  std::vector<std::string> values;
+};
+
+Axis axis_of(const JobFlags& job) {
+  const std::vector<std::string> codecs = compress::split_codec_list(job.compress);
+  const std::vector<std::string> modes = split_sync_list(job.sync);
+  if (codecs.size() > 1 && modes.size() > 1)
+    throw InvalidInput("bench: a --compress list or a --sync list, not both (one bench each)");
+  if (modes.size() > 1) return {"--sync", "synchronisation mode", "sync", &JobFlags::sync, modes};
+  return {"--compress", "codec", "codecs", &JobFlags::compress, codecs};
+}
+
+// The per-worker overrides as the flags say them ("" when none).
+std::string overrides(const BenchFlags& f) {
+  std::string out;
+  for (const std::string& l : f.links) out += ", --link " + l;
+  for (const std::string& s : f.slowdowns) out += ", --worker-slowdown " + s;
+  return out;
+}
+
 // The flags of the codec bench's jobs, checked before anything starts.
 JobFlags codec_job(const BenchFlags& f, bool to_accuracy) {
   JobFlags base = f.job;
@@ -180,35 +204,37 @@ JobFlags codec_job(const BenchFlags& f, bool to_accuracy) {
 }  // namespace
 
 bool codec_bench_requested(const BenchFlags& f) {
-  return f.job.target_accuracy > 0 || compress::split_codec_list(f.job.compress).size() > 1;
+  return f.job.target_accuracy > 0 || compress::split_codec_list(f.job.compress).size() > 1 ||
+         split_sync_list(f.job.sync).size() > 1;
 }
 
 void run_codec_bench(const BenchFlags& f) {
-  const std::vector<std::string> codecs = compress::split_codec_list(f.job.compress);
+  const Axis axis = axis_of(f.job);
+  const std::vector<std::string>& codecs = axis.values;
   const bool to_accuracy = f.job.target_accuracy > 0;
   if (f.repeat < 1) throw InvalidInput("bench: --repeat must be at least 1");
   const JobFlags base = codec_job(f, to_accuracy);
   for (const std::string& c : codecs) {
     JobFlags j = base;
-    j.compress = c;
-    validate_job(j, per_worker_flags(j, {}));
+    j.*axis.field = c;
+    validate_job(j, per_worker_flags(j, f.links, f.slowdowns));
   }
-  const std::string out = f.out.empty() ? "runs/bench-codecs-" + base.model : f.out;
+  const std::string out = f.out.empty() ? "runs/bench-" + axis.stem + "-" + base.model : f.out;
   report::RunFolder folder(out);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = f.threads > 0 ? f.threads : std::max(1, cores / base.workers);
   cluster::install_interrupt_handler();
   std::unique_ptr<cluster::NetnsTopology> topology;
   if (base.net == "netns")
-    topology =
-        std::make_unique<cluster::NetnsTopology>(base.workers, link_rates(per_worker_flags(base, {})));
+    topology = std::make_unique<cluster::NetnsTopology>(
+        base.workers, link_rates(per_worker_flags(base, f.links, f.slowdowns)));
 
   std::vector<CodecRun> runs;
   const std::size_t jobs = codecs.size() * static_cast<std::size_t>(f.repeat);
   for (int round = 1; round <= f.repeat; ++round)
     for (const std::string& codec : codecs) {
       JobFlags j = base;
-      j.compress = codec;
+      j.*axis.field = codec;
       const std::string dir =
           out + "/" + folder_name(codec) + (f.repeat > 1 ? "-" + std::to_string(round) : "");
       const cluster::StatusStyle style{
@@ -217,7 +243,8 @@ void run_codec_bench(const BenchFlags& f) {
           0, 0};
       CodecRun run{codec, {}, {}, {}, {}, {codec, {}, {}}};
       if (f.repeat > 1) run.accuracy.name += " (round " + std::to_string(round) + ")";
-      run.summary = run_cluster_job(j, per_worker_flags(j, {}), dir, threads, topology.get(), style);
+      run.summary = run_cluster_job(j, per_worker_flags(j, f.links, f.slowdowns), dir, threads,
+                                    topology.get(), style);
       read_run(dir, run);
       runs.push_back(std::move(run));
     }
@@ -227,22 +254,24 @@ void run_codec_bench(const BenchFlags& f) {
   nlohmann::json json = nlohmann::json::array();
   const worker::WorkerOptions wo = base.worker_options();
   std::string md =
-      "# dynacomm bench: compression, " + base.model + ", " + std::to_string(base.workers) +
-      " workers, batch " + std::to_string(base.batch) + ", " + fmt("%.0f", wo.link.down_bps / 1e6) +
-      " Mbit/s down / " + fmt("%.0f", wo.link.up_bps / 1e6) + " Mbit/s up, latency " +
-      base.latency + ", links " +
+      std::string("# dynacomm bench: ") +
+      (axis.stem == "sync" ? "synchronisation" : "compression") + ", " + base.model + ", " +
+      std::to_string(base.workers) + " workers, batch " + std::to_string(base.batch) + ", " +
+      fmt("%.0f", wo.link.down_bps / 1e6) + " Mbit/s down / " + fmt("%.0f", wo.link.up_bps / 1e6) +
+      " Mbit/s up, latency " + base.latency + ", links " +
       (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") + ", scheduler " +
       base.scheduler +
       (base.compress_pulls == "none" ? std::string()
                                      : ", pulls --compress-pulls " + base.compress_pulls) +
-      "\n\n" + "One job per codec, " + std::to_string(f.repeat) +
+      (axis.stem == "sync" ? ", --compress " + base.compress : ", --sync " + base.sync) +
+      overrides(f) + "\n\n" + "One job per " + axis.noun + ", " + std::to_string(f.repeat) +
       " round(s) taking turns; bytes are worker 0's; predicted: the job's (its "
       "slowest worker's) warm-up prediction.\n\n";
-  md += table_of(rows, to_accuracy, base.target_accuracy, json);
-  report::BarChart bars{base.model + ": iteration time by codec", "iteration time (ms)", {}};
+  md += table_of(rows, to_accuracy, base.target_accuracy, axis.flag, json);
+  report::BarChart bars{base.model + ": iteration time by " + axis.noun, "iteration time (ms)", {}};
   for (const CodecRow& r : rows) bars.bars.push_back({r.codec, r.ms.median, r.ms.min, r.ms.max, ""});
-  folder.write_text("codecs.svg", report::render(bars));
-  md += "\n![iteration time](codecs.svg)\n";
+  folder.write_text(axis.stem + ".svg", report::render(bars));
+  md += "\n![iteration time](" + axis.stem + ".svg)\n";
   if (to_accuracy) {
     report::LineChart chart{base.model + ": test accuracy against training time",
                             "training time (s, evaluations left out)", "test accuracy (%)", {}};
@@ -251,18 +280,18 @@ void run_codec_bench(const BenchFlags& f) {
     folder.write_text("accuracy.svg", report::render(chart));
     md += "![accuracy against time](accuracy.svg)\n";
   }
-  std::string csv =
-      "compress,median_ms,min_ms,max_ms,bytes_up_per_iteration,bytes_down_per_iteration,"
-      "predicted_ms,test_accuracy\n";
+  std::string csv = axis.flag.substr(2) +
+                    ",median_ms,min_ms,max_ms,bytes_up_per_iteration,bytes_down_per_iteration,"
+                    "predicted_ms,test_accuracy\n";
   for (const CodecRow& r : rows)
     csv += "\"" + r.codec + "\"," + fmt("%.6g", r.ms.median) + "," + fmt("%.6g", r.ms.min) + "," +
            fmt("%.6g", r.ms.max) + "," + fmt("%.0f", r.bytes_up) + "," + fmt("%.0f", r.bytes_down) +
            "," + fmt("%.6g", r.predicted_ms) + "," + fmt("%.6g", r.accuracy) + "\n";
-  folder.write_text("codecs.csv", csv);
-  folder.write_json("codecs.json", json);
-  folder.write_text("codecs.md", md);
+  folder.write_text(axis.stem + ".csv", csv);
+  folder.write_json(axis.stem + ".json", json);
+  folder.write_text(axis.stem + ".md", md);
   std::printf("%s", md.c_str());
-  std::printf("results in %s (codecs.md, codecs.json, codecs.csv, *.svg)\n", out.c_str());
+  std::printf("results in %s (%s.md, .json, .csv, *.svg)\n", out.c_str(), axis.stem.c_str());
 }
 
 }  // namespace dynacomm::cli::bench

@@ -18,6 +18,10 @@ namespace dynacomm::cli::bench {
 
 void run_bench(const BenchFlags& f) {
   if (codec_bench_requested(f)) return run_codec_bench(f);
+  if (!f.links.empty() || !f.slowdowns.empty())
+    throw InvalidInput(
+        "bench: --link and --worker-slowdown are for the --compress and --sync benches (a list, "
+        "or --target-accuracy); the schedulers' bench runs one link for all");
   if (!f.job.link_trace.empty() || !f.job.device_slowdown_trace.empty()) return run_trace_bench(f);
   JobFlags base = f.job;
   std::vector<std::string> schedulers =

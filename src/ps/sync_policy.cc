@@ -1,0 +1,84 @@
+#include "ps/sync_policy.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "base/error.h"
+
+namespace dynacomm::ps {
+namespace {
+
+class SspPolicy : public SyncPolicy {
+ public:
+  explicit SspPolicy(std::int64_t s) : s_(s) {}
+  std::string name() const override { return "ssp:" + std::to_string(s_); }
+  std::int64_t version_needed(std::int64_t iteration) const override {
+    return std::max<std::int64_t>(0, iteration - s_);
+  }
+  bool may_read(std::int64_t version, std::int64_t iteration) const override {
+    // Past the iteration itself an update would need this worker's own push of it.
+    return version >= iteration - s_ && version <= iteration;
+  }
+  bool update_due(int received, int workers) const override { return received == workers; }
+  std::int64_t push_ahead() const override { return s_; }
+
+ private:
+  std::int64_t s_;
+};
+
+class BackupPolicy : public SyncPolicy {
+ public:
+  explicit BackupPolicy(int b) : b_(b) {}
+  std::string name() const override { return "backup:" + std::to_string(b_); }
+  std::int64_t version_needed(std::int64_t iteration) const override { return iteration; }
+  bool may_read(std::int64_t version, std::int64_t iteration) const override {
+    return version >= iteration;  // a dropped worker reads the newest and goes on
+  }
+  bool update_due(int received, int workers) const override {
+    return received >= std::max(1, workers - b_);
+  }
+  bool drops_late_pushes() const override { return true; }
+
+ private:
+  int b_;
+};
+
+class AspPolicy : public SyncPolicy {
+ public:
+  std::string name() const override { return "asp"; }
+  std::int64_t version_needed(std::int64_t) const override { return 0; }
+  bool may_read(std::int64_t, std::int64_t) const override { return true; }
+  bool update_due(int received, int) const override { return received >= 1; }
+  bool asynchronous() const override { return true; }
+};
+
+// The whole of `text` as a count in [0, max]; InvalidInput naming the spec otherwise.
+std::int64_t parse_count(const std::string& text, const std::string& spec, std::int64_t max) {
+  char* stop = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &stop, 10);
+  if (text.empty() || stop == text.c_str() || *stop != 0 || errno != 0 || v < 0 || v > max)
+    throw InvalidInput("--sync " + spec + ": '" + text + "' is not a whole number in 0.." +
+                       std::to_string(max));
+  return v;
+}
+
+}  // namespace
+
+std::shared_ptr<const SyncPolicy> parse_sync_policy(const std::string& spec) {
+  const std::size_t colon = spec.find(':');
+  const std::string head = spec.substr(0, colon);
+  const std::string arg = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  if (head == "bsp" && colon == std::string::npos) return bsp();
+  if (head == "asp" && colon == std::string::npos) return std::make_shared<AspPolicy>();
+  if (head == "ssp" && colon != std::string::npos) {
+    return std::make_shared<SspPolicy>(parse_count(arg, spec, 1000));
+  }
+  if (head == "backup" && colon != std::string::npos) {
+    return std::make_shared<BackupPolicy>(static_cast<int>(parse_count(arg, spec, 1000)));
+  }
+  throw InvalidInput("--sync '" + spec + "': expected bsp, ssp:S, backup:B or asp");
+}
+
+}  // namespace dynacomm::ps
