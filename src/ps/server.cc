@@ -409,9 +409,13 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
 
 void PsServer::Impl::rejoin(int rank, net::Header& welcome) {
   // Under ASP a worker's iterations are its own count, not the versions (which count every
-  // worker's pushes): it goes on after its own last push (from 0 on a first join).
-  const std::int64_t at =
-      store->policy().asynchronous() ? store->next_iteration_of(rank) : store->newest_version();
+  // worker's pushes): it goes on after its own last push, or (none: a first join, or a
+  // resumed job) where the others are on average, the newest version over the workers.
+  std::int64_t at = store->newest_version();
+  if (store->policy().asynchronous()) {
+    at = store->next_iteration_of(rank);
+    if (at == 0) at = store->newest_version() / options.workers;
+  }
   store->join(rank, at);
   if (pulls) pulls->forget(rank);  // a new process: it holds no public copy
   joined_at[rank] = at;

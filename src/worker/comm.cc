@@ -418,6 +418,19 @@ void Comm::wait_for_acks() {
   check_failed();
 }
 
+void Comm::wait_for_pushes_before(std::int64_t iteration) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_for(lock, options_.timeout, [&] {
+        if (error_) return true;
+        if (!pushes_.empty() && pushes_.begin()->first.first < iteration) return false;
+        return !push_queue_.has_before(iteration);
+      }))
+    throw Timeout("worker " + std::to_string(options_.rank) + ": the PS at " + link_.endpoint() +
+                  " did not acknowledge the pushes before iteration " + std::to_string(iteration) +
+                  " within " + std::to_string(options_.timeout.count()) + " ms");
+  check_failed();
+}
+
 // A push has arrived at the PS when its ack left, less the PS's processing time; the ack's
 // own trip is the transport's (unemulated) one-way time.
 void Comm::on_ack(const net::Message& m) {

@@ -98,6 +98,10 @@ class Comm : public model::UnitObserver {
   // when it is not one).
   void report_replan(std::int64_t iteration, const net::ReplanReport& report);
   std::optional<net::JobPlanChange> take_job_replan();
+  // Waits until every push of the iterations before `iteration` has been acknowledged: a
+  // worker whose pulls do not wait for its own pushes (--sync other than bsp) runs at most
+  // one iteration ahead of its uplink. Timeout naming the wait.
+  void wait_for_pushes_before(std::int64_t iteration);
   // Pulls every unit at version `iteration` into the model and waits for it.
   void fetch_all(std::int64_t iteration);
   // Sends goodbye once everything queued has left and the PS has acknowledged every

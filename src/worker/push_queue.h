@@ -40,6 +40,12 @@ class PushQueue {
   void acked(std::int64_t bytes) { unacked_ -= bytes; }
 
   std::int64_t unacked_bytes() const { return unacked_; }
+  // Whether a push of an iteration before `iteration` is still queued.
+  bool has_before(std::int64_t iteration) const {
+    for (const Push& p : queued_)
+      if (p.iteration < iteration) return true;
+    return false;
+  }
   std::size_t size() const { return queued_.size(); }
   bool empty() const { return queued_.empty(); }
 

@@ -606,6 +606,9 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     if (it > first)
       result.iterations.back().ms = ms_between(iteration_start, it == o.warmup ? warmup_end : now);
     iteration_start = now;
+    // Outside BSP nothing else holds a worker to its uplink's pace: pushes of one
+    // iteration at most are still on their way while it computes the next.
+    if (o.sync != "bsp" && it > first) comm.wait_for_pushes_before(it - 1);
     comm.begin_iteration(it, slicing.lift(plan), predicted_ms);
 
     // A full-duplex plan for the next iteration: its pulls go out as backward starts.
@@ -615,7 +618,9 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     model::seed_dropout(o.seed, o.rank, it);  // what a worker started again would draw
     const auto [l, forward_end] = forward_backward(*model, train, order, step * o.batch, o.batch,
                                                    comm, it, next.pull.empty() ? nullptr : &next);
-    follow_the_barrier(it, comm, estimators, calibration, rotation, result);
+    // Only BSP's barrier paces every worker at the slowest; elsewhere a worker's pace, and
+    // the prediction of its iterations, are its own.
+    if (o.sync == "bsp") follow_the_barrier(it, comm, estimators, calibration, rotation, result);
     comm.finish_iteration();
     if (it < o.warmup) comm.wait_for_acks();  // every transfer timed before planning
     if (!std::isfinite(l))
