@@ -37,8 +37,9 @@ std::string compression_methods() {
 void add_sync_flag(CLI::App* cmd, std::string& sync, bool list) {
   const std::string modes =
       "bsp (every worker's gradients each iteration), ssp:S (up to S iterations ahead of the "
-      "slowest), backup:B (each update from the first N-B workers' pushes), asp (every push "
-      "applied on arrival, the learning rate divided by its staleness); docs/sync.md";
+      "slowest), backup:B (each update from the first N-B workers' pushes), backup:auto (B "
+      "chosen by the PS from the pushes' arrival times), asp (every push applied on arrival, "
+      "the learning rate divided by its staleness); docs/sync.md";
   cmd->add_option("--sync", sync,
                   list ? "Synchronisation modes to compare, comma-separated, one job each: " + modes
                        : "Synchronisation: " + modes)

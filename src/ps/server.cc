@@ -24,6 +24,7 @@
 #include "net/wire.h"
 #include "net/zmq_router.h"
 #include "ps/agreement.h"
+#include "ps/backup_chooser.h"
 #include "ps/checkpoint.h"
 #include "ps/membership.h"
 #include "ps/pull_encoder.h"
@@ -133,6 +134,10 @@ struct PsServer::Impl {
   // A push's gradients of units first..last, decoded (InvalidInput naming rank and unit).
   const float* decode_push(const net::DecodeResult& m);
   std::unique_ptr<ParameterStore> store;
+  // backup:auto: the policy whose B the chooser sets, and the versions it was told of.
+  std::shared_ptr<const AdaptiveBackupPolicy> adaptive;
+  std::unique_ptr<BackupChooser> chooser;
+  std::int64_t ready_version = 0;
   std::deque<PendingPull> pending;
   std::int64_t trace_from = 0, trace_count = 0;
   std::vector<PsEvent> events;
@@ -246,6 +251,21 @@ struct PsServer::Impl {
       if (store->version(u) < p.iteration) return false;
     return true;
   }
+  // backup:auto: the chooser hears of the push and of the versions now ready; a new B is
+  // logged, and the updates it makes due are applied (into `advanced`).
+  void follow_backups(int rank, std::int64_t iteration, int first, int last,
+                      std::vector<int>& advanced) {
+    const double now = clock_ms(Clock::now());
+    chooser->pushed(rank, iteration, first, last, now);
+    for (const std::int64_t oldest = store->oldest_version(); ready_version < oldest;)
+      chooser->version_ready(++ready_version, now);
+    const std::optional<BackupChooser::Change> change = chooser->decide();
+    if (!change) return;
+    adaptive->set_backups(change->backups);
+    log(change->why);
+    for (int u : store->apply_due())
+      if (std::find(advanced.begin(), advanced.end(), u) == advanced.end()) advanced.push_back(u);
+  }
   void finish() {  // every worker has finished or gone: the final checkpoint and weights
     maybe_checkpoint(/*final=*/true);
     done.set_value(store->snapshot());
@@ -267,7 +287,12 @@ struct PsServer::Impl {
     if (s.sgd.total_iterations <= 0 && job)  // for schedules
       s.sgd.total_iterations = job->total_iterations;
     s.policy = parse_sync_policy(options.sync);
+    adaptive = std::dynamic_pointer_cast<const AdaptiveBackupPolicy>(s.policy);
+    const auto n_units = static_cast<int>(units.size());
     store = std::make_unique<ParameterStore>(s, std::move(units));
+    if (adaptive) chooser = std::make_unique<BackupChooser>(options.workers, n_units);
+    ready_version = 0;
+    if (chooser) chooser->version_ready(0, clock_ms(Clock::now()));
   }
   // With compressed pulls: the public copy a checkpoint kept (`kept`, per unit), or the
   // store's parameters as they are now.
@@ -590,6 +615,11 @@ void PsServer::Impl::resume() {
   std::vector<std::vector<float>> kept;  // the public copy of compressed pulls
   for (auto& u : c.units) kept.push_back(std::move(u.public_copy));
   store->restore(std::move(c.units));
+  if (chooser) {  // it starts from the checkpoint's versions
+    ready_version = store->oldest_version();
+    chooser = std::make_unique<BackupChooser>(options.workers, store->num_units(), ready_version);
+    chooser->version_ready(ready_version, clock_ms(Clock::now()));
+  }
   make_pull_encoder(std::move(kept));
   last_checkpoint = c.iteration;
   newest = c.iteration;
@@ -763,7 +793,8 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
                              std::to_string(h.iteration) + ": unit " + std::to_string(bad) +
                              " has NaN or infinite gradients; not applied (has training "
                              "diverged? a lower --lr may help)");
-        const std::vector<int> advanced = store->push(h.sender, first, last, h.iteration, grads);
+        std::vector<int> advanced = store->push(h.sender, first, last, h.iteration, grads);
+        if (chooser) follow_backups(h.sender, h.iteration, first, last, advanced);
         for (int u : advanced) advance_pulls(u);
         newest = std::max(newest, h.iteration);
         const auto end = Clock::now();

@@ -99,7 +99,9 @@ std::vector<float> pull_all(net::Connection& c, const compress::PullCodec& pulls
 void run_worker(const std::string& endpoint, int rank, int workers, int iterations,
                 const Segments& seg, const std::string& model = "fake",
                 const std::string& compression = "none",
-                const std::string& pull_compression = "none", PulledAtEnd* end = nullptr) {
+                const std::string& pull_compression = "none", PulledAtEnd* end = nullptr,
+                std::chrono::milliseconds nap = {},
+                const std::function<void()>& welcomed = nullptr) {
   // A mixed job's (auto) method of each unit changes with the unit, the iteration and the
   // rank, as the workers' own choices may.
   compress::PushCodec codec(compression, /*seed=*/1);
@@ -112,6 +114,7 @@ void run_worker(const std::string& endpoint, int rank, int workers, int iteratio
   std::string text = hello.dump();
   c.send(Header{MessageType::kHello, rank, 0, 0, 0}, text.data(), text.size());
   c.receive(5s, "the welcome");
+  if (welcomed) welcomed();
   std::vector<std::vector<float>> params = initial();
   if (rank == 0) {
     std::vector<float> all;
@@ -144,6 +147,7 @@ void run_worker(const std::string& endpoint, int rank, int workers, int iteratio
       ASSERT_EQ(m.header.iteration, it);
       take_reply(pulls, m, params);
     }
+    std::this_thread::sleep_for(nap);  // a slower device
     for (auto [a, b] : seg.push) {
       std::vector<float> g;
       for (int u = a; u <= b; ++u)
@@ -295,6 +299,70 @@ TEST(PsCluster, CompressedPullsKeepEveryCopyIdenticalUnderAnySegmentation) {
       EXPECT_EQ(other.ends[1].copy, expected.ends[0].copy);
     }
   }
+}
+
+// A job under --sync `mode`: the PS's final weights, what rank 0's final (exact) pull read,
+// and the late pushes dropped, with rank `slow` 30 ms slower each iteration.
+struct SyncJob {
+  std::vector<float> weights, final_pull;
+  std::int64_t dropped = 0;
+};
+SyncJob train_sync(int workers, int iterations, const std::string& mode, int slow = -1) {
+  ServerOptions o = server_options(workers);
+  o.sync = mode;
+  PsServer ps(o);
+  ps.start();
+  SyncJob job;
+  std::vector<std::thread> threads;
+  // Every rank joins before rank 0 starts the job: a late hello would join the running job
+  // at its newest version, which these fake workers do not follow.
+  std::atomic<int> joined{0};
+  auto welcomed = [&] {
+    ++joined;
+    while (joined.load() < workers) std::this_thread::sleep_for(1ms);
+  };
+  for (int r = 0; r < workers; ++r)
+    threads.emplace_back([&, r] {
+      PulledAtEnd end;
+      run_worker(ps.endpoint(), r, workers, iterations, r % 2 ? kLayerwise : kMixed, "fake", "none",
+                 "none", r == 0 ? &end : nullptr, r == slow ? 30ms : 0ms, welcomed);
+      if (r == 0) job.final_pull = end.exact;
+    });
+  for (auto& t : threads) t.join();
+  job.weights = ps.wait();
+  job.dropped = ps.late_pushes_dropped();
+  return job;
+}
+
+// Every mode through the real server: ssp:0 is BSP bit for bit; SSP and backup workers end
+// with rank 0's final pull equal to the PS's weights; backup drops the slow rank's late
+// pushes (backup:auto once it has chosen B = 1); ASP applies every one (none dropped); a job that
+// needs BSP refuses the others.
+TEST(PsCluster, EverySyncModeRunsAJobThroughTheServer) {
+  EXPECT_EQ(train_sync(3, 10, "ssp:0").weights, reference(3, 10));
+  for (const std::string mode : {"ssp:2", "backup:1", "asp", "backup:auto"}) {
+    SCOPED_TRACE(mode);
+    // backup:auto decides after a window of 10 iterations (two more ready).
+    const int iterations = mode == "backup:auto" ? 30 : 12;
+    const SyncJob job = train_sync(3, iterations, mode, /*slow=*/2);
+    for (float w : job.weights) EXPECT_TRUE(std::isfinite(w));
+    EXPECT_NE(job.weights, reference(3, iterations)) << "the mode changed nothing";
+    if (mode != "asp") {
+      EXPECT_EQ(job.final_pull, job.weights);
+    }
+    if (mode.rfind("backup:", 0) == 0) {
+      EXPECT_GT(job.dropped, 0);
+    } else {
+      EXPECT_EQ(job.dropped, 0);
+    }
+  }
+  ServerOptions o = server_options(2);
+  o.sync = "asp";
+  o.pull_compression = "topk:0.5";
+  EXPECT_THROW(o.validate(), InvalidInput);
+  o.sync = "ssp:x";
+  o.pull_compression = "none";
+  EXPECT_THROW(o.validate(), InvalidInput);
 }
 
 TEST(PsCluster, AnySegmentationGivesBitIdenticalWeights) {

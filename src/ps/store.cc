@@ -192,9 +192,9 @@ void ParameterStore::apply_now(int i, Unit& u, int rank, std::int64_t iteration,
                        "): each push is applied once");
   last = iteration;
   const std::int64_t read = u.read_at[static_cast<std::size_t>(rank)];
-  const std::int64_t staleness = read < 0 ? 0 : u.version - read;
-  sgd_->step(i, u.params.data(), grads, iteration,
-             staleness > 1 ? 1.0 / static_cast<double>(staleness) : 1.0);
+  // The updates from its read to this one, this one included (>= 1).
+  const std::int64_t staleness = (read < 0 ? 0 : u.version - read) + 1;
+  sgd_->step(i, u.params.data(), grads, iteration, 1.0 / static_cast<double>(staleness));
   ++u.version;
 }
 
@@ -242,6 +242,10 @@ std::vector<int> ParameterStore::leave(int rank) {
     std::lock_guard<std::mutex> lock(members_mu_);
     from_[static_cast<std::size_t>(rank)] = -1;
   }
+  return apply_due();
+}
+
+std::vector<int> ParameterStore::apply_due() {
   std::vector<int> advanced;
   for (int i = 0; i < num_units(); ++i) {
     Unit& u = *units_[static_cast<std::size_t>(i)];

@@ -84,6 +84,9 @@ class ParameterStore {
   // Rank `rank` leaves the job: updates no longer wait for it. Returns the units whose
   // version advanced (their other pushes were all in).
   std::vector<int> leave(int rank);
+  // Applies every update the policy now finds due (backup:auto's B changed). Returns the
+  // units whose version advanced.
+  std::vector<int> apply_due();
   // Rank `rank` (back) in the job from version `from` on (see the semantics above).
   void join(int rank, std::int64_t from);
   bool present(int rank) const;

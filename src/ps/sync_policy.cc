@@ -75,10 +75,11 @@ std::shared_ptr<const SyncPolicy> parse_sync_policy(const std::string& spec) {
   if (head == "ssp" && colon != std::string::npos) {
     return std::make_shared<SspPolicy>(parse_count(arg, spec, 1000));
   }
+  if (spec == "backup:auto") return std::make_shared<AdaptiveBackupPolicy>();
   if (head == "backup" && colon != std::string::npos) {
     return std::make_shared<BackupPolicy>(static_cast<int>(parse_count(arg, spec, 1000)));
   }
-  throw InvalidInput("--sync '" + spec + "': expected bsp, ssp:S, backup:B or asp");
+  throw InvalidInput("--sync '" + spec + "': expected bsp, ssp:S, backup:B, backup:auto or asp");
 }
 
 }  // namespace dynacomm::ps

@@ -20,14 +20,19 @@
 //              is dropped, not refused; a pull reads the newest version, so the dropped
 //              worker goes on from there. Iterations never mix: each update sums pushes of
 //              its own iteration only.
+//   backup:auto  backup:B with B chosen by the PS each window of iterations from the pushes'
+//              arrival times, for the least time per worker's gradient (ps/backup_chooser.h).
 //   asp        Asynchronous: every push is an update of its own, applied on arrival,
 //              exactly once (one push per rank, unit and iteration, iterations rising); a
 //              pull reads the newest version at once. The step's learning rate is divided
-//              by the push's staleness tau, the updates the unit took since its rank read
-//              it (Zhang, Gupta, Lian and Liu, "Staleness-aware Async-SGD", IJCAI'16:
-//              lr / tau for tau >= 1, the full rate for tau = 0).
+//              by the push's staleness tau, the unit's updates from its rank's read to this
+//              one, this one included (tau >= 1; Zhang, Gupta, Lian and Liu, "Staleness-
+//              aware Async-SGD", IJCAI'16): with N workers pushing in turn tau is about N,
+//              so each gradient moves the model about as much as under BSP's mean of N.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -66,7 +71,30 @@ class BspPolicy : public SyncPolicy {
 
 inline std::shared_ptr<const SyncPolicy> bsp() { return std::make_shared<BspPolicy>(); }
 
-// "bsp", "ssp:S", "backup:B" or "asp"; InvalidInput naming what is wrong and the choices.
+// backup:auto: backup:B whose B the PS sets while the job runs, from the pushes' measured
+// arrival times (ps/backup_chooser.h); B = 0 (BSP) until the first choice.
+class AdaptiveBackupPolicy : public SyncPolicy {
+ public:
+  std::string name() const override { return "backup:auto"; }
+  std::int64_t version_needed(std::int64_t iteration) const override { return iteration; }
+  bool may_read(std::int64_t version, std::int64_t iteration) const override {
+    return version >= iteration;
+  }
+  bool update_due(int received, int workers) const override {
+    return received >= std::max(1, workers - b_.load());
+  }
+  bool drops_late_pushes() const override { return true; }
+  // The one setting that changes while a job runs (atomic: the store reads it from any
+  // thread); the store applies what it makes due at its next push (or apply_due()).
+  void set_backups(int b) const { b_.store(b); }
+  int backups() const { return b_.load(); }
+
+ private:
+  mutable std::atomic<int> b_{0};
+};
+
+// "bsp", "ssp:S", "backup:B", "backup:auto" or "asp"; InvalidInput naming what is wrong
+// and the choices.
 std::shared_ptr<const SyncPolicy> parse_sync_policy(const std::string& spec);
 
 }  // namespace dynacomm::ps

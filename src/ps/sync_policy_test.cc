@@ -36,11 +36,13 @@ TEST(SyncPolicy, ParsesEachModeAndRefusesTheRestNamingThem) {
   EXPECT_EQ(parse_sync_policy("ssp:0")->name(), "ssp:0");
   EXPECT_EQ(parse_sync_policy("backup:1")->name(), "backup:1");
   EXPECT_EQ(parse_sync_policy("asp")->name(), "asp");
+  EXPECT_EQ(parse_sync_policy("backup:auto")->name(), "backup:auto");
+  EXPECT_TRUE(parse_sync_policy("backup:auto")->drops_late_pushes());
   EXPECT_TRUE(parse_sync_policy("asp")->asynchronous());
   EXPECT_TRUE(parse_sync_policy("backup:2")->drops_late_pushes());
   EXPECT_EQ(parse_sync_policy("ssp:3")->push_ahead(), 3);
   for (const char* bad : {"", "ssp", "ssp:", "ssp:-1", "ssp:x", "ssp:1.5", "backup", "asp:1",
-                          "bsp:2", "local", "ssp:99999999999999999999"}) {
+                          "bsp:2", "local", "ssp:99999999999999999999", "backup:autox"}) {
     try {
       parse_sync_policy(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -133,17 +135,17 @@ TEST(SyncPolicy, AspAppliesEveryPushExactlyOnceScaledByItsStaleness) {
     float out = 0;
     for (int r = 0; r < 3; ++r) store.pull(0, 0, 0, &out, r);  // all read version 0
     const float g = -6;
-    EXPECT_EQ(store.push(0, 0, 0, 0, &g), std::vector<int>{0});  // staleness 0: +6
-    EXPECT_EQ(store.push(1, 0, 0, 0, &g), std::vector<int>{0});  // 1: +6
-    EXPECT_EQ(store.push(2, 0, 0, 0, &g), std::vector<int>{0});  // 2: +3
-    EXPECT_EQ(store.snapshot(), std::vector<float>{15});
+    EXPECT_EQ(store.push(0, 0, 0, 0, &g), std::vector<int>{0});  // staleness 1: +6
+    EXPECT_EQ(store.push(1, 0, 0, 0, &g), std::vector<int>{0});  // 2: +3
+    EXPECT_EQ(store.push(2, 0, 0, 0, &g), std::vector<int>{0});  // 3: +2
+    EXPECT_EQ(store.snapshot(), std::vector<float>{11});
     EXPECT_EQ(store.version(0), 3);
     EXPECT_THROW(store.push(2, 0, 0, 0, &g), InvalidInput);  // the same push again
-    EXPECT_EQ(store.snapshot(), std::vector<float>{15});
+    EXPECT_EQ(store.snapshot(), std::vector<float>{11});
     store.pull(0, 0, 1, &out, 2);  // fresh again
-    EXPECT_EQ(out, 15);
+    EXPECT_EQ(out, 11);
     EXPECT_EQ(store.push(2, 0, 0, 1, &g), std::vector<int>{0});
-    EXPECT_EQ(store.snapshot(), std::vector<float>{21});
+    EXPECT_EQ(store.snapshot(), std::vector<float>{17});
   }
   // Threads, random orders: every push applied once (the version counts them).
   constexpr int kWorkers = 4, kPushes = 50;

@@ -139,6 +139,8 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, doubl
   iteration_ = iteration;
   plan_ = plan;
   predicted_ms_ = std::isfinite(predicted_ms) && predicted_ms > 0 ? predicted_ms : 0;
+  // The prefetched replies that came before it began count in this iteration.
+  const std::int64_t prefetched_bytes = next_.iteration == iteration ? next_bytes_down_ : 0;
   if (next_.iteration == iteration) {  // prefetched during the previous backward pass
     current_ = std::move(next_);
     for (const net::Message& m : current_.held) {  // the model is free to take them now
@@ -156,7 +158,9 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, doubl
   forward_compute_ms_ = 0;
   push_built_.assign(plan.push.size(), false);
   next_push_ = 0;
-  bytes_up_ = bytes_down_ = 0;
+  bytes_up_ = 0;
+  bytes_down_ = prefetched_bytes;
+  next_bytes_down_ = 0;
   acks_of_iteration_ = 0;
   wake();  // the requests to send
 }
@@ -691,7 +695,9 @@ void Comm::on_pull_reply(net::Message m) {
   if (asked.first != static_cast<int>(m.header.first_unit) ||
       asked.last != static_cast<int>(m.header.last_unit))
     return;  // not a segment we asked for; the gate's timeout names what is missing
-  bytes_down_ += static_cast<std::int64_t>(m.header.payload_bytes);
+  // Counted in the iteration they are for (a prefetched reply may come before it begins).
+  (round == &next_ ? next_bytes_down_ : bytes_down_) +=
+      static_cast<std::int64_t>(m.header.payload_bytes);
   // The barrier's figures of t - 1; beyond an hour is nonsense from the PS, dropped.
   if (auto b = barrier_.find(round->iteration - 1); round->iteration > 0 && b != barrier_.end()) {
     const double compute_ms = static_cast<double>(m.header.compute_us) / 1000.0;

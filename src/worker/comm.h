@@ -221,6 +221,7 @@ class Comm : public model::UnitObserver {
   net::ShapedTransport link_;                           // the comm thread's own (wake(): any)
   std::int64_t bytes_up_ DYNACOMM_GUARDED_BY(mu_) = 0;  // this iteration's
   std::int64_t bytes_down_ DYNACOMM_GUARDED_BY(mu_) = 0;
+  std::int64_t next_bytes_down_ DYNACOMM_GUARDED_BY(mu_) = 0;  // the prefetched round's
   std::exception_ptr error_ DYNACOMM_GUARDED_BY(mu_);
   std::vector<std::size_t> push_method_ DYNACOMM_GUARDED_BY(mu_);  // per atom
   bool stop_ DYNACOMM_GUARDED_BY(mu_) = false;
