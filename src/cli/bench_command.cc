@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/bench/strategies.h"
+#include "cli/cluster_job.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "plan/planners/planner.h"
@@ -53,12 +54,7 @@ void add_bench_command(CLI::App& app) {
                   "one job each")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--link", f->links,
-                  "With a --compress or --sync list: per-worker link override "
-                  "R:down,up,latency, e.g. 1:5mbit,5mbit,10ms (repeatable)");
-  cmd->add_option("--worker-slowdown", f->slowdowns,
-                  "With a --compress or --sync list: per-worker device slowdown R:FACTOR, e.g. "
-                  "3:8 (repeatable)");
+  add_worker_overrides(cmd, f->links, f->slowdowns, "With a --compress or --sync list: ");
   cmd->add_option("--threads", f->threads, "Compute threads per process (0: cores / workers)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();

@@ -87,6 +87,18 @@ std::vector<JobFlags> per_worker_flags(const JobFlags& j, const std::vector<std:
   return per_worker;
 }
 
+void add_worker_overrides(CLI::App* cmd, std::vector<std::string>& links,
+                          std::vector<std::string>& slowdowns, const std::string& when) {
+  cmd->add_option("--link", links,
+                  when +
+                      "Per-worker link override R:down,up,latency, e.g. 1:10mbit,2mbit,50ms "
+                      "(repeatable)");
+  cmd->add_option("--worker-slowdown", slowdowns,
+                  when +
+                      "Per-worker device slowdown R:FACTOR, e.g. 3:8 (worker 3 computes 8x "
+                      "slower; repeatable)");
+}
+
 void validate_job(const JobFlags& job, const std::vector<JobFlags>& per_worker) {
   ps::ServerOptions server = job.server_options();
   server.validate();

@@ -21,6 +21,10 @@ namespace dynacomm::cli {
 // bad override.
 std::vector<JobFlags> per_worker_flags(const JobFlags& job, const std::vector<std::string>& links,
                                        const std::vector<std::string>& slowdowns = {});
+// The flags of those overrides, --link and --worker-slowdown (repeatable), their help
+// text after `when` ("": always).
+void add_worker_overrides(CLI::App* cmd, std::vector<std::string>& links,
+                          std::vector<std::string>& slowdowns, const std::string& when);
 
 // Starts the PS and the workers (with --net netns in `topology`'s namespaces, made here
 // when null), shows the combined progress line, waits, merges the traces into

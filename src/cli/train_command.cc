@@ -199,12 +199,7 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   cmd->add_option("--out", f->out, "Run folder (default: a fresh folder under runs/)");
-  cmd->add_option("--link", f->links,
-                  "Per-worker link override R:down,up,latency, e.g. 1:10mbit,2mbit,50ms "
-                  "(repeatable)");
-  cmd->add_option("--worker-slowdown", f->slowdowns,
-                  "Per-worker device slowdown R:FACTOR, e.g. 3:8 (worker 3 computes 8x slower; "
-                  "repeatable)");
+  add_worker_overrides(cmd, f->links, f->slowdowns, "");
   cmd->add_flag("--curve", f->curve,
                 "Encrypt and authenticate the job's connections with CURVE (keys made for this "
                 "job in the run folder's keys/)");

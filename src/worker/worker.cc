@@ -441,6 +441,21 @@ void follow_the_barrier(std::int64_t it, const Comm& comm, Estimators& estimator
       result.iterations.back().predicted_slowest_ms = *p;
 }
 
+// An epoch's order of this rank's samples (the same as it was, on a rejoin), said.
+std::vector<std::int64_t> begin_epoch(const WorkerOptions& o, const DataShare& share, int epoch,
+                                      std::int64_t it, RunLog& log) {
+  std::vector<std::int64_t> order = share.mine;
+  data::shuffle(order, o.seed * 1000003 + static_cast<std::uint64_t>(epoch));
+  log.epoch_begins(epoch, std::min(share.steps_per_epoch, share.total - it), share.steps_per_epoch);
+  return order;
+}
+
+void check_loss(const WorkerOptions& o, std::int64_t it, double loss) {
+  if (!std::isfinite(loss))
+    throw Error("worker " + std::to_string(o.rank) + ": training diverged at iteration " +
+                std::to_string(it) + " (loss " + std::to_string(loss) + ")");
+}
+
 // The end of the run: the estimates then, and the iterations' medians.
 void summarise(const WorkerOptions& o, const Estimators& est, const plan::ModelProfile& profile,
                const plan::LinkProfile& given, double latency_ms, WorkerResult& result) {
@@ -574,12 +589,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     }
     const int epoch = static_cast<int>(it / share.steps_per_epoch) + 1;
     const std::int64_t step = it % share.steps_per_epoch;
-    if (step == 0 || it == first) {  // the epoch's order (the same as it was, on a rejoin)
-      order = share.mine;
-      data::shuffle(order, o.seed * 1000003 + static_cast<std::uint64_t>(epoch));
-      log.epoch_begins(epoch, std::min(share.steps_per_epoch, share.total - it),
-                       share.steps_per_epoch);
-    }
+    if (step == 0 || it == first) order = begin_epoch(o, share, epoch, it, log);
     // The last warm-up iteration ends here: planning, below, is no part of it.
     const auto warmup_end = Clock::now();
     if (it == o.warmup) {  // plan from what the warm-up measured
@@ -623,9 +633,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     if (o.sync == "bsp") follow_the_barrier(it, comm, estimators, calibration, rotation, result);
     comm.finish_iteration();
     if (it < o.warmup) comm.wait_for_acks();  // every transfer timed before planning
-    if (!std::isfinite(l))
-      throw Error("worker " + std::to_string(o.rank) + ": training diverged at iteration " +
-                  std::to_string(it) + " (loss " + std::to_string(l) + ")");
+    check_loss(o, it, l);
 
     measure.transfers(it, comm);
     result.iterations.push_back(measure.record(it,
