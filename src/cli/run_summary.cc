@@ -285,6 +285,9 @@ std::vector<std::string> speed_report(const RunSummary& s) {
           s.measured_sequential_iterations, s.measured_sequential_iterations > 1 ? "s" : "", seq,
           name.c_str(), x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower",
           predicted > 0 ? s.predicted_sequential_ms / predicted : 0.0));
+      if (s.sync != "bsp")  // the warm-up's pace is the mode's too (backup:auto's is BSP's)
+        lines.back() +=
+            "; under --sync " + s.sync + " the pace is the mode's as well as the plan's";
     } else if (predicted > 0) {
       lines.push_back(
           text("sequential: %.1f ms predicted, not measured (the warm-up ran no warm sequential "

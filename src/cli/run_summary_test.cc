@@ -33,6 +33,22 @@ TEST(SpeedReport, ComparesMeasuredWithMeasuredWhereTheWarmupRanSequential) {
             "2.00x faster (predicted 1.89x faster)");
 }
 
+// Outside BSP the speed-up over the warm-up's sequential iteration is the mode's too; the
+// mode survives the summary's round trip.
+TEST(SpeedReport, SaysThatAModesPaceIsInTheSpeedUp) {
+  RunSummary s = fd_run();
+  s.sync = "backup:1";
+  s.model = "cnn";
+  s.replan = "dynamic";
+  s.link = s.measured_link = s.plan = s.final_estimates = s.profile = nlohmann::json::object();
+  const auto lines = speed_report(s);
+  EXPECT_TRUE(has(lines,
+                  "2.00x faster (predicted 1.89x faster); under --sync backup:1 the pace "
+                  "is the mode's as well as the plan's"));
+  EXPECT_EQ(summary_from_json(to_json(s)).sync, "backup:1");
+  EXPECT_FALSE(has(speed_report(fd_run()), "--sync"));
+}
+
 TEST(SpeedReport, SaysWhenSequentialWasOnlyPredicted) {
   RunSummary s = fd_run();
   s.measured_sequential_iterations = 0;
