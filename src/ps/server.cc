@@ -287,6 +287,12 @@ struct PsServer::Impl {
     if (s.sgd.total_iterations <= 0 && job)  // for schedules
       s.sgd.total_iterations = job->total_iterations;
     s.policy = parse_sync_policy(options.sync);
+    if (s.policy->asynchronous() && s.sgd.momentum > 0) {
+      s.sgd.momentum = asp_momentum(s.sgd.momentum, options.workers);
+      log("asp: the PS steps with momentum " + std::to_string(s.sgd.momentum) + ", the job's " +
+          std::to_string(options.sgd.momentum) + " less asynchrony's own (1 - 1/" +
+          std::to_string(options.workers) + ")");
+    }
     adaptive = std::dynamic_pointer_cast<const AdaptiveBackupPolicy>(s.policy);
     const auto n_units = static_cast<int>(units.size());
     store = std::make_unique<ParameterStore>(s, std::move(units));

@@ -66,6 +66,10 @@ std::int64_t parse_count(const std::string& text, const std::string& spec, std::
 
 }  // namespace
 
+double asp_momentum(double job_momentum, int workers) {
+  return std::max(0.0, job_momentum - (1.0 - 1.0 / std::max(1, workers)));
+}
+
 std::shared_ptr<const SyncPolicy> parse_sync_policy(const std::string& spec) {
   const std::size_t colon = spec.find(':');
   const std::string head = spec.substr(0, colon);

@@ -93,6 +93,12 @@ class AdaptiveBackupPolicy : public SyncPolicy {
   mutable std::atomic<int> b_{0};
 };
 
+// ASP's momentum at the PS: asynchrony among N workers acts as a momentum of about
+// 1 - 1/N of its own (Mitliagkas, Zhang, Hadjis and Re, "Asynchrony begets momentum",
+// 2016), so the PS steps with the job's momentum less that, never below 0 (0.9 with 4
+// workers: 0.15).
+double asp_momentum(double job_momentum, int workers);
+
 // "bsp", "ssp:S", "backup:B", "backup:auto" or "asp"; InvalidInput naming what is wrong
 // and the choices.
 std::shared_ptr<const SyncPolicy> parse_sync_policy(const std::string& spec);

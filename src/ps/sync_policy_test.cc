@@ -52,6 +52,13 @@ TEST(SyncPolicy, ParsesEachModeAndRefusesTheRestNamingThem) {
   }
 }
 
+TEST(SyncPolicy, AspMomentumIsTheJobsLessAsynchronysOwn) {
+  EXPECT_NEAR(asp_momentum(0.9, 4), 0.15, 1e-12);
+  EXPECT_NEAR(asp_momentum(0.9, 1), 0.9, 1e-12);  // one worker: no asynchrony
+  EXPECT_EQ(asp_momentum(0.5, 4), 0.0);
+  EXPECT_EQ(asp_momentum(0.0, 8), 0.0);
+}
+
 // SSP's bound, over random arrival orders: every pull for iteration t reads a version in
 // t-S..t, and the fast workers do run ahead (some read is older than t), for S = 1..3.
 TEST(SyncPolicy, SspNeverAnswersAPullWithAVersionOlderThanItsBound) {
