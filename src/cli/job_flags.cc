@@ -39,7 +39,8 @@ void add_sync_flag(CLI::App* cmd, std::string& sync, bool list) {
       "bsp (every worker's gradients each iteration), ssp:S (up to S iterations ahead of the "
       "slowest), backup:B (each update from the first N-B workers' pushes), backup:auto (B "
       "chosen by the PS from the pushes' arrival times), asp (every push applied on arrival, "
-      "the learning rate divided by its staleness); docs/sync.md";
+      "the learning rate divided by its staleness), local:H[,warmup=K] (H local steps between "
+      "averagings, after K steps of BSP); docs/sync.md";
   cmd->add_option("--sync", sync,
                   list ? "Synchronisation modes to compare, comma-separated, one job each: " + modes
                        : "Synchronisation: " + modes)
@@ -61,6 +62,11 @@ std::vector<std::string> split_sync_list(const std::string& list) {
   std::stringstream in(list);
   for (std::string one; std::getline(in, one, ',');) {
     if (one.empty()) throw InvalidInput("--sync '" + list + "': an empty mode in the list");
+    if (one.rfind("warmup=", 0) == 0 && !out.empty() && out.back().rfind("local:", 0) == 0 &&
+        out.back().find(',') == std::string::npos) {
+      out.back() += "," + one;  // local:H,warmup=K is one mode
+      continue;
+    }
     out.push_back(one);
   }
   if (out.empty()) throw InvalidInput("--sync: no mode given");
@@ -358,7 +364,7 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.compression = compress;
   o.pull_compression = compress_pulls;
   o.sync = sync;
-  o.momentum = momentum;
+  o.sgd = sgd();
   o.link.down_bps = plan::parse_bandwidth_bps(down);
   o.link.up_bps = up.empty() ? o.link.down_bps : plan::parse_bandwidth_bps(up);
   o.link.latency_ms = plan::parse_duration_ms(latency);

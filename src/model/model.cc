@@ -95,9 +95,11 @@ void Model::Impl::finalize() {
 }
 
 void Model::Impl::gradient_arrived(int unit, std::int64_t offset, const torch::Tensor& grad) {
-  flat_grads[static_cast<std::size_t>(unit)]
-      .narrow(0, offset, grad.numel())
-      .copy_(grad.reshape(-1));
+  torch::Tensor into = flat_grads[static_cast<std::size_t>(unit)].narrow(0, offset, grad.numel());
+  if (accumulate)
+    into.add_(grad.reshape(-1));
+  else
+    into.copy_(grad.reshape(-1));
   if (pending[static_cast<std::size_t>(unit)].fetch_sub(1) == 1 && observer)
     observer->gradients_ready(unit);
 }
@@ -124,6 +126,7 @@ const float* Model::grads(int unit) const {
   return impl_->flat_grads.at(static_cast<std::size_t>(unit)).data_ptr<float>();
 }
 void Model::set_observer(UnitObserver* observer) { impl_->observer = observer; }
+void Model::accumulate_gradients(bool on) { impl_->accumulate = on; }
 void Model::train(bool on) { impl_->root->train(on); }
 bool Model::is_training() const { return impl_->root->is_training(); }
 

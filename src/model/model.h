@@ -96,8 +96,10 @@ class Model {
 
   // Runs the forward pass on a batch (N x C x H x W float32), calling the observer's
   // before_forward for each unit. In training mode it also prepares gradient capture:
-  // grads() are overwritten by the next backward of the returned logits' loss.
+  // grads() are overwritten by the next backward of the returned logits' loss, or added
+  // to with accumulate_gradients(true) (local SGD's sum over a round's steps).
   at::Tensor forward(const at::Tensor& input);
+  void accumulate_gradients(bool on);
 
   // All parameters, units in order, as one vector; and back. Sizes are checked.
   std::vector<float> flat_params() const;

@@ -22,6 +22,7 @@ struct Model::Impl {
   std::vector<torch::Tensor> flat_params, flat_grads;    // one contiguous buffer per unit
   std::unique_ptr<std::atomic<int>[]> pending;           // gradients still due per unit
   UnitObserver* observer = nullptr;
+  bool accumulate = false;  // backward adds into flat_grads instead of overwriting them
   // The architecture's forward pass; it runs unit u through run(u, x).
   std::function<torch::Tensor(Impl&, torch::Tensor)> forward;
 

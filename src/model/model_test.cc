@@ -164,6 +164,30 @@ TEST(ModelZoo, CapturedGradientsMatchFiniteDifferences) {
   }
 }
 
+// With accumulation on, backward adds each gradient into grads(): two batches' sum, the
+// same as each batch's gradient taken alone and added.
+TEST(ModelZoo, AccumulatedGradientsAreTheBatchesSum) {
+  auto m = make_model({"lenet5", InputShape{1, 28, 28}, 10, 5});
+  m->train(true);
+  const torch::Tensor x1 = torch::randn({4, 1, 28, 28}), x2 = torch::randn({4, 1, 28, 28});
+  const torch::Tensor y = torch::tensor({0, 3, 5, 9});
+  auto grads_of = [&](const torch::Tensor& x) {
+    torch::nn::functional::cross_entropy(m->forward(x), y).backward();
+    std::vector<float> g;
+    for (int u = 0; u < m->num_units(); ++u)
+      g.insert(g.end(), m->grads(u), m->grads(u) + m->units()[u].params);
+    return g;
+  };
+  const std::vector<float> g1 = grads_of(x1), g2 = grads_of(x2);
+  grads_of(x1);
+  m->accumulate_gradients(true);
+  const std::vector<float> sum = grads_of(x2);
+  m->accumulate_gradients(false);
+  ASSERT_EQ(sum.size(), g1.size());
+  for (std::size_t i = 0; i < sum.size(); ++i) ASSERT_NEAR(sum[i], g1[i] + g2[i], 1e-6) << i;
+  EXPECT_EQ(grads_of(x2), g2);  // off again: overwritten
+}
+
 TEST(ModelZoo, RejectsUnknownModelsAndShapes) {
   EXPECT_THROW(make_model({"resnet1000", InputShape{}, 10, 1}), InvalidInput);
   EXPECT_THROW(make_model({"vgg11", InputShape{1, 8, 8}, 10, 1}), InvalidInput);

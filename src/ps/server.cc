@@ -245,7 +245,7 @@ struct PsServer::Impl {
   // ASP, whose versions count pushes: it reads what there is (the slower ranks' later pushes
   // are in the PS's final weights, not in what rank 0 evaluates).
   bool ready(const PendingPull& p) const {
-    if (!p.exact || store->policy().name() == "bsp" || store->policy().asynchronous())
+    if (!p.exact || store->policy().lockstep() || store->policy().asynchronous())
       return store->ready(p.first, p.last, p.iteration);
     for (int u = p.first; u <= p.last; ++u)
       if (store->version(u) < p.iteration) return false;
@@ -379,9 +379,11 @@ void ServerOptions::validate() const {
   s.validate();
   // The public copy moves one update per atom and version, in order: BSP's versions.
   if (s.policy->name() != "bsp" && !pulls.dense())
-    throw InvalidInput("ps: --compress-pulls " + pull_compression +
-                       " needs --sync bsp (the job's " + sync +
-                       " reads versions out of order; its pulls go in float32)");
+    throw InvalidInput("ps: --compress-pulls " + pull_compression + " needs --sync bsp (the job's " +
+                       sync +
+                       (s.policy->lockstep() ? " moves the devices' models between pulls"
+                                             : " reads versions out of order") +
+                       "; its pulls go in float32)");
 }
 
 void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& m,

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "base/error.h"
+#include "optim/local_sgd.h"
 
 namespace dynacomm::ps {
 namespace {
@@ -83,7 +84,9 @@ std::shared_ptr<const SyncPolicy> parse_sync_policy(const std::string& spec) {
   if (head == "backup" && colon != std::string::npos) {
     return std::make_shared<BackupPolicy>(static_cast<int>(parse_count(arg, spec, 1000)));
   }
-  throw InvalidInput("--sync '" + spec + "': expected bsp, ssp:S, backup:B, backup:auto or asp");
+  if (optim::LocalSgd::parse(spec)) return std::make_shared<LocalSgdPolicy>(spec);
+  throw InvalidInput("--sync '" + spec +
+                     "': expected bsp, ssp:S, backup:B, backup:auto, asp or local:H[,warmup=K]");
 }
 
 }  // namespace dynacomm::ps

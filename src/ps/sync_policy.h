@@ -29,6 +29,9 @@
 //              one, this one included (tau >= 1; Zhang, Gupta, Lian and Liu, "Staleness-
 //              aware Async-SGD", IJCAI'16): with N workers pushing in turn tau is about N,
 //              so each gradient moves the model about as much as under BSP's mean of N.
+//   local:H[,warmup=K]  Local SGD (optim/local_sgd.h): the workers take H steps between
+//              exchanges and push their steps' gradient sums; the PS counts rounds and runs
+//              them as BSP's iterations.
 #pragma once
 
 #include <algorithm>
@@ -36,6 +39,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace dynacomm::ps {
 
@@ -57,6 +61,9 @@ class SyncPolicy {
   virtual bool drops_late_pushes() const { return false; }
   // Every push its own update, applied on arrival (ASP); the rest aggregate by iteration.
   virtual bool asynchronous() const { return false; }
+  // Every worker reads exactly its iteration's version, each update has every worker's
+  // push (BSP, and local SGD's rounds).
+  virtual bool lockstep() const { return false; }
 };
 
 class BspPolicy : public SyncPolicy {
@@ -67,6 +74,17 @@ class BspPolicy : public SyncPolicy {
     return version == iteration;
   }
   bool update_due(int received, int workers) const override { return received == workers; }
+  bool lockstep() const override { return true; }
+};
+
+// local:H: BSP over rounds of H steps (the rounds are the PS's iterations).
+class LocalSgdPolicy : public BspPolicy {
+ public:
+  explicit LocalSgdPolicy(std::string spec) : spec_(std::move(spec)) {}
+  std::string name() const override { return spec_; }
+
+ private:
+  std::string spec_;
 };
 
 inline std::shared_ptr<const SyncPolicy> bsp() { return std::make_shared<BspPolicy>(); }
@@ -99,7 +117,7 @@ class AdaptiveBackupPolicy : public SyncPolicy {
 // workers: 0.15).
 double asp_momentum(double job_momentum, int workers);
 
-// "bsp", "ssp:S", "backup:B", "backup:auto" or "asp"; InvalidInput naming what is wrong
+// "bsp", "ssp:S", "backup:B", "backup:auto", "asp" or "local:H[,warmup=K]"; InvalidInput naming what is wrong
 // and the choices.
 std::shared_ptr<const SyncPolicy> parse_sync_policy(const std::string& spec);
 

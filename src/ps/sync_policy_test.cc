@@ -41,8 +41,14 @@ TEST(SyncPolicy, ParsesEachModeAndRefusesTheRestNamingThem) {
   EXPECT_TRUE(parse_sync_policy("asp")->asynchronous());
   EXPECT_TRUE(parse_sync_policy("backup:2")->drops_late_pushes());
   EXPECT_EQ(parse_sync_policy("ssp:3")->push_ahead(), 3);
+  EXPECT_EQ(parse_sync_policy("local:8")->name(), "local:8");
+  EXPECT_EQ(parse_sync_policy("local:8,warmup=100")->name(), "local:8,warmup=100");
+  EXPECT_TRUE(parse_sync_policy("local:8")->lockstep());  // BSP over rounds
+  EXPECT_TRUE(parse_sync_policy("bsp")->lockstep());
+  EXPECT_FALSE(parse_sync_policy("ssp:0")->lockstep());
   for (const char* bad : {"", "ssp", "ssp:", "ssp:-1", "ssp:x", "ssp:1.5", "backup", "asp:1",
-                          "bsp:2", "local", "ssp:99999999999999999999", "backup:autox"}) {
+                          "bsp:2", "local", "ssp:99999999999999999999", "backup:autox",
+                          "local:0", "local:8,warmup", "local:8,k=2"}) {
     try {
       parse_sync_policy(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -234,7 +240,7 @@ TEST(SyncPolicy, BackupNeverWaitsForMoreThanNMinusBAndNeverMixesIterations) {
 // Every mode validates pushes and pulls like BSP: a bad rank, an iteration outside what the
 // mode allows, a bad unit range: InvalidInput, nothing applied.
 TEST(SyncPolicy, EveryModeRefusesBadPushesAndPullsAndAppliesNothing) {
-  for (const char* mode : {"bsp", "ssp:2", "backup:1", "asp"}) {
+  for (const char* mode : {"bsp", "ssp:2", "backup:1", "asp", "local:4"}) {
     SCOPED_TRACE(mode);
     ParameterStore store(counting(2, mode), {{0.f}, {0.f}});
     const float g[2] = {-1, -1};

@@ -86,7 +86,7 @@ void Comm::fail(std::exception_ptr e) {
   cv_.notify_all();
 }
 
-Comm::PullRound Comm::request_round(std::int64_t iteration, const plan::Plan& plan) {
+Comm::PullRound Comm::round_for(std::int64_t iteration, const plan::Plan& plan) const {
   PullRound r;
   r.iteration = iteration;
   r.segments = plan.pull;
@@ -96,6 +96,11 @@ Comm::PullRound Comm::request_round(std::int64_t iteration, const plan::Plan& pl
       r.segment_of_atom[static_cast<std::size_t>(a)] = static_cast<int>(j);
   r.arrived.assign(plan.pull.size(), false);
   r.sent.assign(plan.pull.size(), Clock::time_point{});
+  return r;
+}
+
+Comm::PullRound Comm::request_round(std::int64_t iteration, const plan::Plan& plan) {
+  PullRound r = round_for(iteration, plan);
   // A full-duplex plan's order is kept by the PS; a priority-scheduled one is answered as
   // ready, the requests ascending.
   for (int j : plan.pull_sequence())
@@ -133,7 +138,8 @@ void Comm::write_params(const net::Message& m) {
   }
 }
 
-void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, double predicted_ms) {
+void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, double predicted_ms,
+                           Exchange exchange) {
   std::lock_guard<std::mutex> lock(mu_);
   check_failed();
   iteration_ = iteration;
@@ -149,15 +155,19 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, doubl
           true;
     }
     current_.held.clear();
-  } else {
+  } else if (exchange.pull) {
     current_ = request_round(iteration, plan);
+  } else {  // a local step: the weights the model has
+    current_ = round_for(iteration, plan);
+    current_.arrived.assign(current_.arrived.size(), true);
   }
   next_ = PullRound{};
   ready_.assign(static_cast<std::size_t>(slicing_.num_atoms()), false);
   compute_so_far_ms_ = 0;
   forward_compute_ms_ = 0;
-  push_built_.assign(plan.push.size(), false);
-  next_push_ = 0;
+  // A step that does not push has every push "built" already: none is.
+  push_built_.assign(plan.push.size(), !exchange.push);
+  next_push_ = exchange.push ? 0 : plan.push.size();
   bytes_up_ = 0;
   bytes_down_ = prefetched_bytes;
   next_bytes_down_ = 0;

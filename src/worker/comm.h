@@ -55,6 +55,11 @@ struct CommOptions {
   std::uint64_t seed = 1;
 };
 
+// What one training step exchanges with the PS (local SGD's steps between rounds: nothing).
+struct Exchange {
+  bool pull = true, push = true;
+};
+
 // Owns the transport once started: the communication thread alone sends and receives,
 // through the link emulation (net/shaped_transport.h) over it. The thread sleeps in the
 // transport's poll until a message comes, the emulated link releases a frame, or another
@@ -73,7 +78,11 @@ class Comm : public model::UnitObserver {
   // segments, and replies that arrived early are written into the model now.
   // predicted_ms: this worker's prediction of the iteration (0: none), sent with its pushes
   // for the BSP barrier (slowest_predicted_ms).
-  void begin_iteration(std::int64_t iteration, const plan::Plan& plan, double predicted_ms = 0);
+  // Local SGD's steps (optim/local_sgd.h) exchange less: `exchange` says whether this
+  // step pulls (otherwise the model's weights stay as they are and no gate waits) and
+  // whether it pushes; `iteration` is then the PS's round, the same for all its steps.
+  void begin_iteration(std::int64_t iteration, const plan::Plan& plan, double predicted_ms = 0,
+                       Exchange exchange = {});
   // A full-duplex plan: sends the pull requests for iteration t (the next one) now, during
   // the current iteration's backward pass, in the plan's pull order; the PS answers each
   // once its units are at version t, and the replies are held until begin_iteration(t).
@@ -256,6 +265,7 @@ class Comm : public model::UnitObserver {
   // For iteration_ and (prefetched) iteration_ + 1.
   PullRound current_ DYNACOMM_GUARDED_BY(mu_), next_ DYNACOMM_GUARDED_BY(mu_);
   PullRound request_round(std::int64_t iteration, const plan::Plan& plan);  // queues them
+  PullRound round_for(std::int64_t iteration, const plan::Plan& plan) const;  // queues none
   PullRound* round_of(std::int64_t iteration);
   void write_params(const net::Message& m);           // into the model
   std::vector<bool> ready_ DYNACOMM_GUARDED_BY(mu_);  // by atom: this iteration's gradients in

@@ -25,6 +25,7 @@
 #include "worker/estimates.h"
 #include "worker/job_plans.h"
 #include "worker/join.h"
+#include "worker/local_steps.h"
 #include "worker/replanner.h"
 #include "worker/rotation_log.h"
 #include "worker/run_log.h"
@@ -155,7 +156,7 @@ CommOptions comm_options(const WorkerOptions& o, const Joined& joined,
   co.slicing = slicing;
   co.compression = o.compression;
   co.pull_compression = o.pull_compression;
-  co.momentum = o.momentum;
+  co.momentum = o.sgd.momentum;
   co.seed = o.seed;
   return co;
 }
@@ -197,11 +198,12 @@ GateMarks marks_of(const Comm& comm, Clock::time_point forward_end) {
 }
 
 // One mini-batch (order[begin, begin + batch)) through the model: forward (each unit
-// waiting at its gate), a full-duplex plan's next pulls as backward starts (`next`, or
-// none), backward. The loss, and when the forward pass ended.
+// waiting at its gate), a full-duplex plan's pulls of the next round (`next`, or none; the
+// PS's iteration after `round`) as backward starts, backward. The loss, and when the
+// forward pass ended.
 std::pair<double, Clock::time_point> forward_backward(
     model::Model& model, const data::Dataset& train, const std::vector<std::int64_t>& order,
-    std::int64_t begin, std::int64_t batch, Comm& comm, std::int64_t it, const plan::Plan* next) {
+    std::int64_t begin, std::int64_t batch, Comm& comm, std::int64_t round, const plan::Plan* next) {
   const auto end = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + batch);
   data::Batch b = data::make_batch(
       train, std::vector<std::int64_t>(order.begin() + begin, order.begin() + end));
@@ -210,7 +212,7 @@ std::pair<double, Clock::time_point> forward_backward(
   torch::Tensor loss = torch::nn::functional::cross_entropy(model.forward(x), y);
   const auto forward_end = comm.forward_done();
   // (A re-plan adopted at the next boundary changes its pushes; its pulls follow from t+2.)
-  if (next) comm.prefetch(it + 1, *next);
+  if (next) comm.prefetch(round + 1, *next);
   loss.backward();
   return {loss.item<double>(), forward_end};
 }
@@ -344,14 +346,17 @@ void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, cons
 
 // Joins the job (rank 0 sends the initial parameters); a worker joining a running job
 // warms up from where it starts, and says so.
+// Under local SGD the PS counts rounds: the worker begins at the round's first step, and
+// warms up over as many rounds as it would have over iterations.
 Joined join_and_say(net::Connection& conn, WorkerOptions& o, const JobShape& shape,
                     const model::Model& model, std::int64_t steps_per_epoch,
-                    std::ostream& progress) {
-  const Joined joined =
+                    const LocalSteps& locals, std::ostream& progress) {
+  Joined joined =
       join_job(conn, o, shape, o.rank == 0 ? model.flat_params() : std::vector<float>{});
-  const std::int64_t first = joined.start_iteration;
+  const std::int64_t first = locals.first_step(joined.start_iteration);
+  joined.start_iteration = first;
   if (joined.job_running && first > 0) {
-    o.warmup += first;
+    o.warmup = static_cast<int>(first + o.warmup * locals.schedule().steps());
     progress << "worker " << o.rank << ": joined the running job at iteration " << first
              << " (epoch " << first / steps_per_epoch + 1 << ")\n";
   }
@@ -510,6 +515,23 @@ RotationLog finish_rotation_log(RotationLog log, const WorkerOptions& o, const W
 
 namespace {
 std::atomic<bool> g_stop{false};
+
+// Stopping before iteration `it` (request_stop; never before the first).
+bool stops_before(std::int64_t it, std::int64_t first, WorkerResult& result) {
+  if (!g_stop || it <= first) return false;
+  result.interrupted_at = it;
+  return true;
+}
+
+void keep_plan(const plan::Plan& plan, const plan::ModelProfile& profile, WorkerResult& result) {
+  result.plan = plan;
+  result.profile = profile;
+}
+
+void say_interrupted(const WorkerOptions& o, const WorkerResult& result, std::ostream& progress) {
+  progress << "worker " << o.rank << ": stopped before iteration " << result.interrupted_at
+           << " (interrupted)\n";
+}
 }  // namespace
 
 void request_stop() { g_stop = true; }
@@ -536,11 +558,13 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   plan::ModelProfile profile = unit_profile(o, *model, train);
   const plan::Slicing slicing = plan::Slicing::make(
       profile, plan::common_atom_params(o.planner.slice_params(planned_schedulers(o))));
-  const JobShape shape = job_shape(o, slicing, share.total);
+  LocalSteps locals(o, o.warmup, *model, share.total);  // the PS counts its rounds
+  const JobShape shape = job_shape(o, slicing, locals.rounds());
   with_pull_bytes(o, slicing, profile);
 
   net::Connection conn(o.ps, worker_limits(o, slicing), o.curve ? &*o.curve : nullptr);
-  const Joined joined = join_and_say(conn, o, shape, *model, share.steps_per_epoch, progress);
+  const Joined joined =
+      join_and_say(conn, o, shape, *model, share.steps_per_epoch, locals, progress);
   const std::int64_t first = joined.start_iteration;
   Comm comm(conn, *model, comm_options(o, joined, slicing));
   const std::string codec_state = codec_state_file(o);  // "": nothing to keep
@@ -583,10 +607,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   model->train(true);
   Clock::time_point iteration_start{};
   for (std::int64_t it = first; it < share.total; ++it) {
-    if (stop_requested() && it > first) {  // request_stop: goodbye, with what it has
-      result.interrupted_at = it;
-      break;
-    }
+    if (stops_before(it, first, result)) break;  // request_stop: goodbye, with what it has
     const int epoch = static_cast<int>(it / share.steps_per_epoch) + 1;
     const std::int64_t step = it % share.steps_per_epoch;
     if (step == 0 || it == first) order = begin_epoch(o, share, epoch, it, log);
@@ -609,31 +630,35 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     follow_link_rows(o, comm, link_rows, it, link_row);
     const Replanner::Change change = replanner.before_iteration(it, step, epoch);
     const WorkerResult::PlanInfo* info = it < o.warmup ? nullptr : &plan_of(it);
-    plan = info ? info->plan : warmup_plans[it % 2];
+    const std::int64_t round = locals.round_of(it);  // the PS's iteration
+    plan = info ? info->plan : warmup_plans[round % 2];
     if (info) plan_id = info->id;
     const double predicted_ms = info ? info->predicted_ms : 0;  // the warm-up's: none
     const auto now = Clock::now();
     if (it > first)
       result.iterations.back().ms = ms_between(iteration_start, it == o.warmup ? warmup_end : now);
     iteration_start = now;
-    // Outside BSP nothing else holds a worker to its uplink's pace: pushes of one
-    // iteration at most are still on their way while it computes the next.
-    if (o.sync != "bsp" && it > first) comm.wait_for_pushes_before(it - 1);
-    comm.begin_iteration(it, slicing.lift(plan), predicted_ms);
+    // Outside BSP's lockstep nothing else holds a worker to its uplink's pace: pushes of
+    // one iteration at most are still on their way while it computes the next.
+    if (o.sync != "bsp" && !locals.local() && it > first) comm.wait_for_pushes_before(it - 1);
+    comm.begin_iteration(round, slicing.lift(plan), predicted_ms, locals.exchange(it));
 
-    // A full-duplex plan for the next iteration: its pulls go out as backward starts.
+    // A full-duplex plan for the next round: its pulls go out as backward starts.
     plan::Plan next;
-    if (it >= o.warmup && it + 1 < share.total && plan_of(it + 1).plan.full_duplex)
+    if (it >= o.warmup && locals.prefetches_after(it) && plan_of(it + 1).plan.full_duplex)
       next = slicing.lift(plan_of(it + 1).plan);
     model::seed_dropout(o.seed, o.rank, it);  // what a worker started again would draw
+    locals.before_step(it);
     const auto [l, forward_end] = forward_backward(*model, train, order, step * o.batch, o.batch,
-                                                   comm, it, next.pull.empty() ? nullptr : &next);
+                                                   comm, round, next.pull.empty() ? nullptr : &next);
+    locals.after_forward(it);
     // Only BSP's barrier paces every worker at the slowest; elsewhere a worker's pace, and
     // the prediction of its iterations, are its own.
     if (o.sync == "bsp") follow_the_barrier(it, comm, estimators, calibration, rotation, result);
     comm.finish_iteration();
-    if (it < o.warmup) comm.wait_for_acks();  // every transfer timed before planning
+    if (it < o.warmup && locals.exchange(it).push) comm.wait_for_acks();  // timed before planning
     check_loss(o, it, l);
+    locals.after_step(it);
 
     measure.transfers(it, comm);
     result.iterations.push_back(measure.record(it,
@@ -643,13 +668,11 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     // The last epoch is evaluated after the final update is in (below), which also keeps
     // the evaluation out of the last iteration's measured time.
     const bool epoch_end = step + 1 == share.steps_per_epoch;
-    if (evaluates_after(o, it, epoch_end, share.total))
-      evaluate_now(*model, *test, o, log, result, false, epoch_end);
+    if (evaluates_after(o, it, epoch_end, share.total))  // the job's weights, not the device's
+      locals.with_round_weights([&] { evaluate_now(*model, *test, o, log, result, false, epoch_end); });
   }
-  if (result.interrupted_at >= 0)
-    progress << "worker " << o.rank << ": stopped before iteration " << result.interrupted_at
-             << " (interrupted)\n";
-  if (o.rank == 0) finish_job(comm, *model, *test, o, share.total, iteration_start, log, result);
+  if (result.interrupted_at >= 0) say_interrupted(o, result, progress);
+  if (o.rank == 0) finish_job(comm, *model, *test, o, locals.rounds(), iteration_start, log, result);
   log.status(result, "done", true);
   comm.shutdown();
   if (!codec_state.empty())  // to take up again where it stopped
@@ -663,10 +686,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   if (!o.rotation.empty() && o.rank == 0)  // for the bench's re-prediction
     result.rotation_log = finish_rotation_log(std::move(rotation), o, result, profile, given_link,
                                               tracker, planner, comm.latency_ms());
-  if (result.plan.pull.empty()) {  // no warm-up boundary was crossed
-    result.plan = plan;
-    result.profile = profile;
-  }
+  if (result.plan.pull.empty()) keep_plan(plan, profile, result);  // no warm-up end was crossed
   return result;
 }
 

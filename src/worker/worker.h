@@ -83,11 +83,13 @@ struct WorkerOptions {
   // job's, checked at hello. And of the pulls (compress/pull_codec.h; "none": float32).
   std::string compression = "none";
   std::string pull_compression = "none";
-  // The job's synchronisation mode (ps/sync_policy.h). Under BSP a job's full-duplex plans
+  // The job's synchronisation mode (ps/sync_policy.h; local:H, optim/local_sgd.h). Under BSP a job's full-duplex plans
   // are one (the slowest worker's, re-planned together); under the others, whose pulls do
   // not wait for every worker, each worker runs and re-plans its own.
   std::string sync = "bsp";
-  double momentum = 0.9;  // the job's SGD momentum: dgc applies it here (compress/dgc.cc)
+  // The job's optimiser, applied on the PS; its momentum dgc applies here (compress/dgc.cc),
+  // and local SGD's steps on the device take its learning rate (optim/local_sgd.h).
+  optim::SgdOptions sgd;
   plan::PlannerOptions planner;
   plan::LinkProfile link{20e6, 20e6, 0, 0, 0};  // emulated link; overheads are measured
   double extra_overhead_ms = 0;                 // injected per message, for what-if studies
