@@ -54,6 +54,9 @@ void add_bench_command(CLI::App& app) {
                   "one job each")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  cmd->add_flag("--past-target", f->past_target,
+                "With --target-accuracy: each job trains on to the end of its --epochs (the "
+                "final accuracy after the same epochs), the time to the target still said");
   add_worker_overrides(cmd, f->links, f->slowdowns, "With a --compress or --sync list: ");
   cmd->add_option("--threads", f->threads, "Compute threads per process (0: cores / workers)")
       ->check(CLI::Range(0, 1024))

@@ -229,7 +229,7 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
     c.wait([&] {
       show(false);
       // --target-accuracy: rank 0's latest evaluation reached it; the workers stop and save.
-      if (j.target_accuracy > 0 && !c.interrupted()) {
+      if (j.target_accuracy > 0 && control.stop_at_target && !c.interrupted()) {
         const nlohmann::json s0 = cluster::read_statuses(run_dir, 1).front();
         if (s0.is_object() && s0.contains("test_accuracy") && s0["test_accuracy"].is_number() &&
             s0["test_accuracy"].get<double>() >= j.target_accuracy)

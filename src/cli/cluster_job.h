@@ -42,6 +42,9 @@ struct JobControl {
   std::vector<std::vector<std::string>> worker_args;  // by rank (CURVE keys)
   // Ctrl-C stops the workers at their next iteration, and they save (train); 0: at once.
   std::chrono::milliseconds graceful_interrupt{0};
+  // --target-accuracy stops the job once rank 0's evaluation reaches it; false: it trains
+  // on to its end (the final accuracy after the same epochs; the time to it still said).
+  bool stop_at_target = true;
 };
 RunSummary run_cluster_job(const JobFlags& job, const std::vector<JobFlags>& per_worker,
                            const std::string& run_dir, int threads,

@@ -145,7 +145,8 @@ struct PsServer::Impl {
   // with its pushes (compute_us, predicted_us), for the pull replies of the next; only the
   // last few iterations are kept.
   struct Slowest {
-    std::uint64_t compute_us = 0, predicted_us = 0;
+    std::uint64_t compute_us = 0;
+    std::map<int, double> predicted_us;  // by rank (0: none sent)
   };
   std::map<std::int64_t, Slowest> slowest;
   std::unique_ptr<PlanAgreement> agreement;  // the job's full-duplex plans
@@ -265,6 +266,15 @@ struct PsServer::Impl {
     log(change->why);
     for (int u : store->apply_due())
       if (std::find(advanced.begin(), advanced.end(), u) == advanced.end()) advanced.push_back(u);
+  }
+  // The mode's pace for `rank` from the iteration's predictions (ps/sync_policy.h).
+  std::uint64_t pace_us(const Slowest& s, int rank) const {
+    std::vector<double> predicted;
+    for (const auto& [r, us] : s.predicted_us) predicted.push_back(us);
+    const auto own = s.predicted_us.find(rank);
+    const double pace = store->policy().pace(std::move(predicted), options.workers,
+                                             own == s.predicted_us.end() ? 0 : own->second);
+    return static_cast<std::uint64_t>(std::llround(pace));
   }
   void finish() {  // every worker has finished or gone: the final checkpoint and weights
     maybe_checkpoint(/*final=*/true);
@@ -697,7 +707,7 @@ void PsServer::Impl::answer_pulls() {
     h.arrived_us = wire_us(it->received);
     if (auto s = slowest.find(it->iteration - 1); s != slowest.end()) {
       h.compute_us = s->second.compute_us;
-      h.predicted_us = s->second.predicted_us;
+      h.predicted_us = pace_us(s->second, it->rank);
     }
     net::seal_frame(frame, h);
     send_frame(it->peer, h.type, std::move(frame));
@@ -808,7 +818,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         const auto end = Clock::now();
         Slowest& s = slowest[h.iteration];
         s.compute_us = std::max(s.compute_us, h.compute_us);
-        s.predicted_us = std::max(s.predicted_us, h.predicted_us);
+        if (h.predicted_us > 0) s.predicted_us[h.sender] = static_cast<double>(h.predicted_us);
         while (slowest.size() > 8) slowest.erase(slowest.begin());
         net::Header ack{net::MessageType::kPushAck, -1, h.iteration, h.first_unit, h.last_unit};
         ack.held_us = static_cast<std::uint64_t>(

@@ -40,6 +40,9 @@ class BackupPolicy : public SyncPolicy {
     return received >= std::max(1, workers - b_);
   }
   bool drops_late_pushes() const override { return true; }
+  double pace(std::vector<double> predicted, int workers, double own) const override {
+    return backup_pace(std::move(predicted), workers, b_, own);
+  }
 
  private:
   int b_;
@@ -52,6 +55,7 @@ class AspPolicy : public SyncPolicy {
   bool may_read(std::int64_t, std::int64_t) const override { return true; }
   bool update_due(int received, int) const override { return received >= 1; }
   bool asynchronous() const override { return true; }
+  double pace(std::vector<double>, int, double own) const override { return own; }
 };
 
 // The whole of `text` as a count in [0, max]; InvalidInput naming the spec otherwise.
@@ -66,6 +70,14 @@ std::int64_t parse_count(const std::string& text, const std::string& spec, std::
 }
 
 }  // namespace
+
+double backup_pace(std::vector<double> predicted, int workers, int backups, double own) {
+  if (predicted.empty()) return own;
+  std::sort(predicted.begin(), predicted.end());
+  const auto k = static_cast<std::size_t>(std::max(1, workers - backups));
+  const double update = predicted[std::min(k, predicted.size()) - 1];
+  return std::max(update, own);
+}
 
 double asp_momentum(double job_momentum, int workers) {
   return std::max(0.0, job_momentum - (1.0 - 1.0 / std::max(1, workers)));

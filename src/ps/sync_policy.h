@@ -40,6 +40,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace dynacomm::ps {
 
@@ -64,7 +65,19 @@ class SyncPolicy {
   // Every worker reads exactly its iteration's version, each update has every worker's
   // push (BSP, and local SGD's rounds).
   virtual bool lockstep() const { return false; }
+  // The mode's time per iteration for a worker whose own prediction (its plan on its link
+  // and device, alone) is `own`, from the predictions of the pushes of the iteration so far
+  // (`predicted`, any order; `workers` in the job): under a barrier the slowest's (SSP's
+  // too, in the long run), under backup:B the (N-B)-th fastest's or its own if slower,
+  // under ASP its own. 0: not known.
+  virtual double pace(std::vector<double> predicted, int /*workers*/, double /*own*/) const {
+    return predicted.empty() ? 0 : *std::max_element(predicted.begin(), predicted.end());
+  }
 };
+
+// backup:B's pace: the update waits for the (N-B)-th push; a worker slower than that goes
+// at its own (its pushes dropped).
+double backup_pace(std::vector<double> predicted, int workers, int backups, double own);
 
 class BspPolicy : public SyncPolicy {
  public:
@@ -102,6 +115,9 @@ class AdaptiveBackupPolicy : public SyncPolicy {
     return received >= std::max(1, workers - b_.load());
   }
   bool drops_late_pushes() const override { return true; }
+  double pace(std::vector<double> predicted, int workers, double own) const override {
+    return backup_pace(std::move(predicted), workers, b_.load(), own);
+  }
   // The one setting that changes while a job runs (atomic: the store reads it from any
   // thread); the store applies what it makes due at its next push (or apply_due()).
   void set_backups(int b) const { b_.store(b); }

@@ -58,6 +58,26 @@ TEST(SyncPolicy, ParsesEachModeAndRefusesTheRestNamingThem) {
   }
 }
 
+// Each mode's pace from the workers' predictions: BSP's and SSP's the slowest's, backup:B's
+// the (N-B)-th fastest's (the worker's own if it is slower, whose pushes are dropped), ASP's
+// the worker's own; local SGD's rounds are BSP's.
+TEST(SyncPolicy, EachModesPaceFollowsFromTheWorkersPredictions) {
+  const std::vector<double> p = {350, 5300, 340, 360};  // rank 1 on a slow link
+  EXPECT_EQ(parse_sync_policy("bsp")->pace(p, 4, 340), 5300);
+  EXPECT_EQ(parse_sync_policy("ssp:2")->pace(p, 4, 340), 5300);
+  EXPECT_EQ(parse_sync_policy("local:8")->pace(p, 4, 340), 5300);
+  EXPECT_EQ(parse_sync_policy("backup:1")->pace(p, 4, 340), 360);
+  EXPECT_EQ(parse_sync_policy("backup:1")->pace(p, 4, 5300), 5300);
+  EXPECT_EQ(parse_sync_policy("backup:2")->pace(p, 4, 340), 350);
+  EXPECT_EQ(parse_sync_policy("backup:1")->pace({350, 340}, 4, 340), 350);  // 2 of 3 in
+  EXPECT_EQ(parse_sync_policy("asp")->pace(p, 4, 340), 340);
+  const AdaptiveBackupPolicy automatic;
+  EXPECT_EQ(automatic.pace(p, 4, 340), 5300);  // B = 0 until the PS chooses
+  automatic.set_backups(1);
+  EXPECT_EQ(automatic.pace(p, 4, 340), 360);
+  EXPECT_EQ(parse_sync_policy("bsp")->pace({}, 4, 340), 0);
+}
+
 TEST(SyncPolicy, AspMomentumIsTheJobsLessAsynchronysOwn) {
   EXPECT_NEAR(asp_momentum(0.9, 4), 0.15, 1e-12);
   EXPECT_NEAR(asp_momentum(0.9, 1), 0.9, 1e-12);  // one worker: no asynchrony

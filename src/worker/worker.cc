@@ -430,12 +430,15 @@ void record_first_plans(const WorkerOptions& o, const Calibrated& c,
   result.ideal_ms = plan::ideal_ms(profile, c.link);
 }
 
-// The BSP barrier: the previous iteration went at the pace of the slowest worker, which
-// the PS reported with this iteration's parameters (all in by now, after the forward pass).
-void follow_the_barrier(std::int64_t it, const Comm& comm, Estimators& estimators,
+// The PS's word on the previous iteration, with this iteration's parameters (all in by
+// now, after the forward pass): the mode's predicted pace from every worker's prediction
+// (ps/sync_policy.h), and under BSP's barrier (`barrier`) the slowest worker's compute,
+// whose pace this worker's went at.
+void follow_the_barrier(std::int64_t it, const Comm& comm, bool barrier, Estimators& estimators,
                         Calibration& calibration, RotationLog& rotation, WorkerResult& result) {
   if (it == 0) return;
-  if (const std::optional<double> f = comm.slowest_compute_factor(it - 1)) {
+  if (const std::optional<double> f =
+          barrier ? comm.slowest_compute_factor(it - 1) : std::nullopt) {
     estimators.compute.pace(it - 1, *f);
     calibration.pace(it - 1, *f);
     if (!rotation.compute.empty() && rotation.compute.back().iteration == it - 1)
@@ -652,9 +655,11 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     const auto [l, forward_end] = forward_backward(*model, train, order, step * o.batch, o.batch,
                                                    comm, round, next.pull.empty() ? nullptr : &next);
     locals.after_forward(it);
-    // Only BSP's barrier paces every worker at the slowest; elsewhere a worker's pace, and
-    // the prediction of its iterations, are its own.
-    if (o.sync == "bsp") follow_the_barrier(it, comm, estimators, calibration, rotation, result);
+    // Only BSP's barrier paces every worker at the slowest; elsewhere a worker's compute is
+    // its own, and the mode's pace follows from the workers' predictions. (Local SGD's
+    // rounds are not its steps: neither.)
+    if (!locals.local())
+      follow_the_barrier(it, comm, o.sync == "bsp", estimators, calibration, rotation, result);
     comm.finish_iteration();
     if (it < o.warmup && locals.exchange(it).push) comm.wait_for_acks();  // timed before planning
     check_loss(o, it, l);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <thread>
 
 #include "base/error.h"
@@ -84,8 +85,9 @@ CodecRow row_of(const std::string& codec, const std::vector<CodecRun>& runs) {
     r.targets.push_back(run.summary.time_to_accuracy);
   }
   r.ms = stats_of(ms);
-  r.bytes_up = median(up);
-  r.bytes_down = median(down);
+  // The mean: under local SGD most steps move nothing.
+  r.bytes_up = up.empty() ? 0 : std::accumulate(up.begin(), up.end(), 0.0) / up.size();
+  r.bytes_down = down.empty() ? 0 : std::accumulate(down.begin(), down.end(), 0.0) / down.size();
   r.predicted_ms = median(predicted);
   r.accuracy = median(accuracy);
   return r;
@@ -105,7 +107,7 @@ std::string table_of(const std::vector<CodecRow>& rows, bool to_accuracy, double
   std::string md;
   if (!to_accuracy)
     md = "| " + flag +
-         " | bytes up / iteration | bytes down / iteration | median ms (min-max) | "
+         " | mean bytes up / iteration | mean bytes down / iteration | median ms (min-max) | "
          "predicted ms | measured / predicted | test accuracy | pushes |\n"
          "|---|---|---|---|---|---|---|---|\n";
   else
@@ -243,8 +245,10 @@ void run_codec_bench(const BenchFlags& f) {
           0, 0};
       CodecRun run{codec, {}, {}, {}, {}, {codec, {}, {}}};
       if (f.repeat > 1) run.accuracy.name += " (round " + std::to_string(round) + ")";
+      JobControl control;
+      control.stop_at_target = !f.past_target;
       run.summary = run_cluster_job(j, per_worker_flags(j, f.links, f.slowdowns), dir, threads,
-                                    topology.get(), style);
+                                    topology.get(), style, control);
       read_run(dir, run);
       runs.push_back(std::move(run));
     }

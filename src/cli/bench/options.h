@@ -19,6 +19,7 @@ struct BenchFlags {
   std::string out;
   int threads = 0;
   int repeat = 1;  // --compress lists: rounds of the codecs taking turns
+  bool past_target = false;  // --target-accuracy: train on to the epochs' end (--past-target)
   // Per-worker overrides (the --compress / --sync benches): "R:down,up,latency", "R:FACTOR".
   std::vector<std::string> links, slowdowns;
   std::string peer_script = DYNACOMM_DDP_PEER;
