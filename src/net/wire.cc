@@ -123,7 +123,8 @@ void seal_frame(std::string& out, Header h) {
   put<std::uint64_t>(out, 52, h.compute_us);
   put<std::uint64_t>(out, 60, h.predicted_us);
   put<std::uint64_t>(out, 68, h.arrived_us);
-  put<std::uint32_t>(out, 76, crc32(out.data(), 76));
+  put<std::uint64_t>(out, 76, static_cast<std::uint64_t>(h.version));
+  put<std::uint32_t>(out, 84, crc32(out.data(), 84));
 }
 
 std::string encode(Header h, const void* payload, std::size_t payload_size) {
@@ -148,7 +149,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   if (version != kProtocolVersion)
     return fail("protocol version " + std::to_string(version) + ", expected " +
                 std::to_string(kProtocolVersion));
-  if (get<std::uint32_t>(p + 76) != crc32(p, 76)) return fail("header checksum mismatch");
+  if (get<std::uint32_t>(p + 84) != crc32(p, 84)) return fail("header checksum mismatch");
 
   Header& h = r.header;
   const auto type = get<std::uint16_t>(p + 6);
@@ -174,6 +175,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   h.compute_us = get<std::uint64_t>(p + 52);
   h.predicted_us = get<std::uint64_t>(p + 60);
   h.arrived_us = get<std::uint64_t>(p + 68);
+  h.version = static_cast<std::int64_t>(get<std::uint64_t>(p + 76));
 
   // 2^53 us is 285 years of a steady clock: beyond it the stamp is garbage (and would
   // overflow a nanosecond clock).
@@ -182,6 +184,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
   if (h.sender < -1 || h.sender > limits.max_sender)
     return fail("sender rank " + std::to_string(h.sender) + " out of range");
   if (h.iteration < 0) return fail("negative iteration " + std::to_string(h.iteration));
+  if (h.version < 0) return fail("negative version " + std::to_string(h.version));
   std::uint64_t expected_payload = 0;
   if (carries_units(h.type)) {
     const auto n = static_cast<std::uint64_t>(limits.unit_bytes.size());

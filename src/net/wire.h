@@ -1,4 +1,4 @@
-// The wire format of every PS <-> worker message: a fixed 80-byte little-endian header,
+// The wire format of every PS <-> worker message: a fixed 88-byte little-endian header,
 // then the payload. The decoder validates every field before anything else looks at the
 // message, and reports what was wrong instead of throwing or crashing: a remote peer must
 // never be able to crash us or corrupt the server.
@@ -12,7 +12,8 @@
 // Layout (offsets in bytes): magic u32 "DYNC" | version u16 | type u16 | sender i32 |
 // codec u16 | flags u16 | iteration i64 | first_unit u32 | last_unit u32 |
 // payload_bytes u64 | payload_crc32 u32 | held_us u64 | compute_us u64 | predicted_us u64 |
-// arrived_us u64 | header_crc32 u32 (over bytes 0..75). The payload starts 8-byte aligned.
+// arrived_us u64 | version i64 | header_crc32 u32 (over bytes 0..83). The payload starts
+// 8-byte aligned.
 #pragma once
 
 #include <cstddef>
@@ -24,8 +25,8 @@
 namespace dynacomm::net {
 
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
-constexpr std::uint16_t kProtocolVersion = 9;
-constexpr std::size_t kHeaderBytes = 80;
+constexpr std::uint16_t kProtocolVersion = 10;
+constexpr std::size_t kHeaderBytes = 88;
 constexpr std::uint64_t kMaxArrivedUs = 1ull << 53;  // decode refuses larger stamps
 
 enum class MessageType : std::uint16_t {
@@ -119,6 +120,9 @@ struct Header {
   // at the hello, the receiver times each transfer's arrival without the answer's trip,
   // which may queue behind other messages (an ack behind pull replies).
   std::uint64_t arrived_us = 0;
+  // On a pull reply: the oldest version of the units it carries (under BSP the iteration
+  // asked for; where a pull reads the newest, ps/sync_policy.h, maybe more). 0 on others.
+  std::int64_t version = 0;
 };
 
 // What a well-formed message of this job may contain.

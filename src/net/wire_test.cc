@@ -86,7 +86,7 @@ std::string with(Header h, std::size_t payload_size) {
 std::string error_of(const std::string& m) { return decode(m.data(), m.size(), kLimits).error; }
 
 TEST(Wire, RejectsMalformedFields) {
-  EXPECT_NE(error_of("short").find("shorter than the 80-byte header"), std::string::npos);
+  EXPECT_NE(error_of("short").find("shorter than the 88-byte header"), std::string::npos);
   std::string m = push_message();
   m[0] = 'X';
   EXPECT_EQ(error_of(m), "bad magic number (not a dynacomm message)");

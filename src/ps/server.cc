@@ -342,7 +342,7 @@ struct PsServer::Impl {
   }
   std::vector<float> pull_params;
   // The reply to `p`, sealed but for its header.
-  std::string pull_reply(const PendingPull& p);
+  std::string pull_reply(const PendingPull& p, std::int64_t& version);  // the oldest read
   // Checkpoints (ps/checkpoint.h): one is due when every unit is at the same version and
   // the count or the period says so; the last is written when the job ends.
   std::int64_t last_checkpoint = -1;
@@ -645,13 +645,14 @@ void PsServer::Impl::resume() {
       std::to_string(c.job.total_iterations) + " from " + options.checkpoint_dir);
 }
 
-std::string PsServer::Impl::pull_reply(const PendingPull& p) {
+std::string PsServer::Impl::pull_reply(const PendingPull& p, std::int64_t& version) {
+  version = p.iteration;  // compressed pulls: BSP's
   if (!pulls) {  // the parameters go straight from the store into the frame, then to ZeroMQ
     std::int64_t floats = 0;
     for (int u = p.first; u <= p.last; ++u) floats += store->unit_floats(u);
     std::string frame = net::make_frame(static_cast<std::size_t>(floats) * sizeof(float));
-    store->pull(p.first, p.last, p.iteration, reinterpret_cast<float*>(&frame[net::kHeaderBytes]),
-                p.rank);
+    version = store->pull(p.first, p.last, p.iteration,
+                          reinterpret_cast<float*>(&frame[net::kHeaderBytes]), p.rank);
     return frame;
   }
   std::size_t bytes = 0;
@@ -698,9 +699,11 @@ void PsServer::Impl::answer_pulls() {
       it = pending.erase(it);
       continue;
     }
-    std::string frame = pull_reply(*it);
+    std::int64_t version = 0;
+    std::string frame = pull_reply(*it, version);
     net::Header h{net::MessageType::kPullReply, -1, it->iteration,
                   static_cast<std::uint32_t>(it->first), static_cast<std::uint32_t>(it->last)};
+    h.version = version;
     const auto now = Clock::now();
     h.held_us = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(now - it->received).count());

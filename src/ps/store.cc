@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -71,12 +72,14 @@ void ParameterStore::check_range(int first, int last) const {
                        " is not within 0.." + std::to_string(num_units() - 1));
 }
 
-void ParameterStore::pull(int first, int last, std::int64_t iteration, float* out, int reader) {
+std::int64_t ParameterStore::pull(int first, int last, std::int64_t iteration, float* out,
+                                  int reader) {
   check_range(first, last);
   if (reader >= options_.workers)
     throw InvalidInput("ps: pull by rank " + std::to_string(reader) + ", expected 0.." +
                        std::to_string(options_.workers - 1));
   const auto deadline = std::chrono::steady_clock::now() + options_.wait_timeout;
+  std::int64_t oldest = std::numeric_limits<std::int64_t>::max();
   for (int i = first; i <= last; ++i) {
     Unit& u = *units_[static_cast<std::size_t>(i)];
     std::unique_lock<std::mutex> lock(u.mu);
@@ -93,7 +96,9 @@ void ParameterStore::pull(int first, int last, std::int64_t iteration, float* ou
     std::memcpy(out, u.params.data(), u.params.size() * sizeof(float));
     out += u.params.size();
     if (reader >= 0) u.read_at[static_cast<std::size_t>(reader)] = u.version;
+    oldest = std::min(oldest, u.version);
   }
+  return oldest;
 }
 
 bool ParameterStore::ready(int first, int last, std::int64_t iteration) const {

@@ -64,7 +64,8 @@ class ParameterStore {
   // Copies units first..last (their floats back to back) into `out` once all are at a
   // version the policy lets a pull for `iteration` read (BSP: `iteration`). reader: the
   // pulling rank, whose read version ASP's staleness counts from; -1: none (a snapshot).
-  void pull(int first, int last, std::int64_t iteration, float* out, int reader = -1);
+  // Returns the oldest version among those read.
+  std::int64_t pull(int first, int last, std::int64_t iteration, float* out, int reader = -1);
   // True when units first..last are all at version >= iteration (a pull would not wait).
   bool ready(int first, int last, std::int64_t iteration) const;
   // Why a pull of first..last for `iteration` can never be answered, "" when it can now or

@@ -143,6 +143,7 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, doubl
   std::lock_guard<std::mutex> lock(mu_);
   check_failed();
   iteration_ = iteration;
+  push_label_ = iteration;
   plan_ = plan;
   predicted_ms_ = std::isfinite(predicted_ms) && predicted_ms > 0 ? predicted_ms : 0;
   // The prefetched replies that came before it began count in this iteration.
@@ -175,10 +176,16 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, doubl
   wake();  // the requests to send
 }
 
+std::int64_t Comm::next_iteration() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!options_.catch_up || current_.oldest_version <= iteration_) return iteration_ + 1;
+  return current_.oldest_version + 1;
+}
+
 void Comm::prefetch(std::int64_t iteration, const plan::Plan& plan) {
   std::lock_guard<std::mutex> lock(mu_);
   check_failed();
-  if (iteration != iteration_ + 1 || !plan.full_duplex)
+  if (iteration <= iteration_ || !plan.full_duplex)
     throw Error("worker " + std::to_string(options_.rank) + ": prefetch of iteration " +
                 std::to_string(iteration) + " during iteration " + std::to_string(iteration_) +
                 (plan.full_duplex ? "" : " with a phase-separated plan"));
@@ -475,7 +482,7 @@ void Comm::on_ack(const net::Message& m) {
   }
   last_ack_iteration_ = m.header.iteration;
   last_push_done_ = done;
-  if (m.header.iteration == iteration_) ++acks_of_iteration_;
+  if (m.header.iteration == push_label_) ++acks_of_iteration_;
   cv_.notify_all();
 }
 
@@ -598,6 +605,11 @@ void Comm::send_control() {
 // Under mu_: a frame for every push segment whose gradients are in, queued.
 void Comm::build_pushes() {
   const bool priority = plan_.credit_bytes > 0;
+  // Catching up: every pull is in (the backward pass has begun), and the gradients are of
+  // versions the oldest of which the pushes name: on time for it, or late, never ahead.
+  if (options_.catch_up && next_push_ == 0 && current_.oldest_version > iteration_)
+    push_label_ = current_.oldest_version;
+  const std::int64_t iteration = push_label_;
   while (const std::optional<std::size_t> k = next_push_to_build(priority)) {
     const plan::Segment& s = plan_.push[*k];
     // The gradients go straight into the frame (one copy: the model's buffers are
@@ -606,27 +618,27 @@ void Comm::build_pushes() {
     for (int a = s.first; a <= s.last; ++a) {
       const auto i = static_cast<std::size_t>(a);
       bytes += static_cast<std::int64_t>(
-          codec_->encoded_bytes(push_method_[i], slicing_.atoms[i].params, iteration_));
+          codec_->encoded_bytes(push_method_[i], slicing_.atoms[i].params, iteration));
     }
     std::string frame = net::make_frame(static_cast<std::size_t>(bytes));
     auto* at = reinterpret_cast<std::uint8_t*>(&frame[net::kHeaderBytes]);
     for (int a = s.first; a <= s.last; ++a) {
       const auto i = static_cast<std::size_t>(a);
       const plan::Atom& atom = slicing_.atoms[i];
-      codec_->encode(push_method_[i], {a, iteration_}, model_.grads(atom.unit) + atom.offset,
+      codec_->encode(push_method_[i], {a, iteration}, model_.grads(atom.unit) + atom.offset,
                      atom.params, at);
-      at += codec_->encoded_bytes(push_method_[i], atom.params, iteration_);
+      at += codec_->encoded_bytes(push_method_[i], atom.params, iteration);
     }
-    net::Header h{net::MessageType::kPush, options_.rank, iteration_,
+    net::Header h{net::MessageType::kPush, options_.rank, iteration,
                   static_cast<std::uint32_t>(s.first), static_cast<std::uint32_t>(s.last)};
     h.codec = static_cast<net::Codec>(codec_->wire_codec());
     h.compute_us = static_cast<std::uint64_t>(std::llround(compute_so_far_ms_ * 1000));
     h.predicted_us = static_cast<std::uint64_t>(std::llround(predicted_ms_ * 1000));
     net::seal_frame(frame, h);
-    Barrier& b = barrier_[iteration_];
+    Barrier& b = barrier_[iteration];
     b.own_ms = std::max(b.own_ms, compute_so_far_ms_);
     while (barrier_.size() > 16) barrier_.erase(barrier_.begin());
-    push_queue_.add({iteration_, static_cast<int>(*k), static_cast<std::uint32_t>(s.first), bytes,
+    push_queue_.add({iteration, static_cast<int>(*k), static_cast<std::uint32_t>(s.first), bytes,
                      plan_.credit_bytes, std::move(frame)});
     bytes_up_ += bytes;
     push_built_[*k] = true;
@@ -701,6 +713,9 @@ void Comm::on_pull_reply(net::Message m) {
   PullRound* round = round_of(m.header.iteration);
   if (round == nullptr) return;  // not asked for (any more): nothing to do with it
   const int seg = round->segment_of_atom[m.header.first_unit];
+  round->oldest_version = round->oldest_version < 0
+                              ? m.header.version
+                              : std::min(round->oldest_version, m.header.version);
   const plan::Segment asked = round->segments[static_cast<std::size_t>(seg)];
   if (asked.first != static_cast<int>(m.header.first_unit) ||
       asked.last != static_cast<int>(m.header.last_unit))

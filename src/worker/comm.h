@@ -53,6 +53,10 @@ struct CommOptions {
   std::string pull_compression = "none";
   double momentum = 0;  // the job's, for codecs that apply it on the worker (dgc)
   std::uint64_t seed = 1;
+  // backup:B (ps/sync_policy.h): a worker whose pulls read versions past its iteration
+  // (it was dropped) catches up: its pushes are for the oldest version it read, and its
+  // next iteration is that one's next (next_iteration()).
+  bool catch_up = false;
 };
 
 // What one training step exchanges with the PS (local SGD's steps between rounds: nothing).
@@ -83,6 +87,9 @@ class Comm : public model::UnitObserver {
   // whether it pushes; `iteration` is then the PS's round, the same for all its steps.
   void begin_iteration(std::int64_t iteration, const plan::Plan& plan, double predicted_ms = 0,
                        Exchange exchange = {});
+  // The iteration after the current one: the current one's next, or with catch_up the
+  // next after the oldest version this iteration's pulls read (once they are all in).
+  std::int64_t next_iteration() const;
   // A full-duplex plan: sends the pull requests for iteration t (the next one) now, during
   // the current iteration's backward pass, in the plan's pull order; the PS answers each
   // once its units are at version t, and the replies are held until begin_iteration(t).
@@ -252,6 +259,7 @@ class Comm : public model::UnitObserver {
   std::vector<PullRequest> requests_ DYNACOMM_GUARDED_BY(mu_);  // to send, in order
   bool fetch_exact_ DYNACOMM_GUARDED_BY(mu_) = false;           // fetch_all's requests
   std::int64_t iteration_ DYNACOMM_GUARDED_BY(mu_) = 0;
+  std::int64_t push_label_ DYNACOMM_GUARDED_BY(mu_) = 0;  // the pushes' iteration (catch_up)
   plan::Plan plan_ DYNACOMM_GUARDED_BY(mu_);
   // The pull requests of one iteration and what has come back.
   struct PullRound {
@@ -261,6 +269,7 @@ class Comm : public model::UnitObserver {
     std::vector<bool> arrived;            // by pull segment
     std::vector<Clock::time_point> sent;  // when each request left
     std::vector<net::Message> held;       // replies that came before the iteration began
+    std::int64_t oldest_version = -1;     // of the replies so far (-1: none)
   };
   // For iteration_ and (prefetched) iteration_ + 1.
   PullRound current_ DYNACOMM_GUARDED_BY(mu_), next_ DYNACOMM_GUARDED_BY(mu_);

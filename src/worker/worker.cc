@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <tuple>
+#include <utility>
 
 #include "base/error.h"
 #include "base/stats.h"
@@ -157,6 +158,7 @@ CommOptions comm_options(const WorkerOptions& o, const Joined& joined,
   co.compression = o.compression;
   co.pull_compression = o.pull_compression;
   co.momentum = o.sgd.momentum;
+  co.catch_up = o.sync.rfind("backup:", 0) == 0;  // a dropped worker goes on from the newest
   co.seed = o.seed;
   return co;
 }
@@ -198,12 +200,13 @@ GateMarks marks_of(const Comm& comm, Clock::time_point forward_end) {
 }
 
 // One mini-batch (order[begin, begin + batch)) through the model: forward (each unit
-// waiting at its gate), a full-duplex plan's pulls of the next round (`next`, or none; the
-// PS's iteration after `round`) as backward starts, backward. The loss, and when the
-// forward pass ended.
-std::pair<double, Clock::time_point> forward_backward(
-    model::Model& model, const data::Dataset& train, const std::vector<std::int64_t>& order,
-    std::int64_t begin, std::int64_t batch, Comm& comm, std::int64_t round, const plan::Plan* next) {
+// waiting at its gate), a full-duplex plan's pulls of the next round (`next`, or none) as
+// backward starts, backward. The loss, and when the forward pass ended.
+std::pair<double, Clock::time_point> forward_backward(model::Model& model,
+                                                      const data::Dataset& train,
+                                                      const std::vector<std::int64_t>& order,
+                                                      std::int64_t begin, std::int64_t batch,
+                                                      Comm& comm, const plan::Plan* next) {
   const auto end = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + batch);
   data::Batch b = data::make_batch(
       train, std::vector<std::int64_t>(order.begin() + begin, order.begin() + end));
@@ -212,7 +215,7 @@ std::pair<double, Clock::time_point> forward_backward(
   torch::Tensor loss = torch::nn::functional::cross_entropy(model.forward(x), y);
   const auto forward_end = comm.forward_done();
   // (A re-plan adopted at the next boundary changes its pushes; its pulls follow from t+2.)
-  if (next) comm.prefetch(round + 1, *next);
+  if (next) comm.prefetch(comm.next_iteration(), *next);
   loss.backward();
   return {loss.item<double>(), forward_end};
 }
@@ -434,18 +437,19 @@ void record_first_plans(const WorkerOptions& o, const Calibrated& c,
 // now, after the forward pass): the mode's predicted pace from every worker's prediction
 // (ps/sync_policy.h), and under BSP's barrier (`barrier`) the slowest worker's compute,
 // whose pace this worker's went at.
-void follow_the_barrier(std::int64_t it, const Comm& comm, bool barrier, Estimators& estimators,
-                        Calibration& calibration, RotationLog& rotation, WorkerResult& result) {
+void follow_the_barrier(std::int64_t it, std::int64_t previous, const Comm& comm, bool barrier,
+                        Estimators& estimators, Calibration& calibration, RotationLog& rotation,
+                        WorkerResult& result) {
   if (it == 0) return;
   if (const std::optional<double> f =
-          barrier ? comm.slowest_compute_factor(it - 1) : std::nullopt) {
+          barrier ? comm.slowest_compute_factor(previous) : std::nullopt) {
     estimators.compute.pace(it - 1, *f);
     calibration.pace(it - 1, *f);
     if (!rotation.compute.empty() && rotation.compute.back().iteration == it - 1)
       rotation.compute.back().pace = *f;
   }
   if (!result.iterations.empty() && result.iterations.back().iteration == it - 1)
-    if (const std::optional<double> p = comm.slowest_predicted_ms(it - 1))
+    if (const std::optional<double> p = comm.slowest_predicted_ms(previous))
       result.iterations.back().predicted_slowest_ms = *p;
 }
 
@@ -609,6 +613,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   std::vector<std::int64_t> order;
   model->train(true);
   Clock::time_point iteration_start{};
+  std::int64_t last_round = -1;  // the PS's iteration of the last step begun
   for (std::int64_t it = first; it < share.total; ++it) {
     if (stops_before(it, first, result)) break;  // request_stop: goodbye, with what it has
     const int epoch = static_cast<int>(it / share.steps_per_epoch) + 1;
@@ -633,7 +638,11 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     follow_link_rows(o, comm, link_rows, it, link_row);
     const Replanner::Change change = replanner.before_iteration(it, step, epoch);
     const WorkerResult::PlanInfo* info = it < o.warmup ? nullptr : &plan_of(it);
-    const std::int64_t round = locals.round_of(it);  // the PS's iteration
+    // The PS's iteration: local SGD's round, or the next (a dropped backup worker's jumps).
+    const std::int64_t round = locals.local() ? locals.round_of(it)
+                               : it > first   ? comm.next_iteration()
+                                              : it;
+    if (round >= shape.total_iterations) break;  // the job's updates are all made
     plan = info ? info->plan : warmup_plans[round % 2];
     if (info) plan_id = info->id;
     const double predicted_ms = info ? info->predicted_ms : 0;  // the warm-up's: none
@@ -643,8 +652,9 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     iteration_start = now;
     // Outside BSP's lockstep nothing else holds a worker to its uplink's pace: pushes of
     // one iteration at most are still on their way while it computes the next.
-    if (o.sync != "bsp" && !locals.local() && it > first) comm.wait_for_pushes_before(it - 1);
+    if (o.sync != "bsp" && !locals.local() && it > first) comm.wait_for_pushes_before(last_round);
     comm.begin_iteration(round, slicing.lift(plan), predicted_ms, locals.exchange(it));
+    const std::int64_t previous_round = std::exchange(last_round, round);
 
     // A full-duplex plan for the next round: its pulls go out as backward starts.
     plan::Plan next;
@@ -653,13 +663,14 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     model::seed_dropout(o.seed, o.rank, it);  // what a worker started again would draw
     locals.before_step(it);
     const auto [l, forward_end] = forward_backward(*model, train, order, step * o.batch, o.batch,
-                                                   comm, round, next.pull.empty() ? nullptr : &next);
+                                                   comm, next.pull.empty() ? nullptr : &next);
     locals.after_forward(it);
     // Only BSP's barrier paces every worker at the slowest; elsewhere a worker's compute is
     // its own, and the mode's pace follows from the workers' predictions. (Local SGD's
     // rounds are not its steps: neither.)
     if (!locals.local())
-      follow_the_barrier(it, comm, o.sync == "bsp", estimators, calibration, rotation, result);
+      follow_the_barrier(it, previous_round, comm, o.sync == "bsp", estimators, calibration,
+                         rotation, result);
     comm.finish_iteration();
     if (it < o.warmup && locals.exchange(it).push) comm.wait_for_acks();  // timed before planning
     check_loss(o, it, l);

@@ -535,25 +535,29 @@ TEST_F(ClusterTest, BenchTrainsEachCodecToATargetAccuracyAndStops) {
 
 // The synchronisation modes side by side, one job each, with worker 2 computing 20x slower:
 // under backup:1 its late pushes are dropped (the PS says how many), under asp the job ends
-// with rank 0 (the straggler is stopped, not waited for), and each run says its mode.
+// with rank 0 (the straggler is stopped, not waited for), local SGD pushes once a round
+// (its spec's comma kept within the list), and each run says its mode.
 TEST_F(ClusterTest, BenchComparesSyncModesWithAStraggler) {
   const std::string out = dir_ + "/sync";
   ASSERT_TRUE(run_dynacomm("sync",
-                           "bench --model lenet5 --workers 3 --sync bsp,backup:1,asp"
+                           "bench --model lenet5 --workers 3 --sync bsp,backup:1,asp,local:2,warmup=4"
                            " --iterations 6 --batch 32 --train-samples 1000 --test-samples 100"
                            " --down 1gbit --latency 1ms --scheduler sequential"
                            " --worker-slowdown 2:20"));
   const nlohmann::json rows = nlohmann::json::parse(read_file(out + "/sync.json"));
-  ASSERT_EQ(rows.size(), 3u);
-  const char* modes[] = {"bsp", "backup:1", "asp"};
-  const char* dirs[] = {"/bsp", "/backup-1", "/asp"};
-  for (int k = 0; k < 3; ++k) {
+  ASSERT_EQ(rows.size(), 4u);
+  const char* modes[] = {"bsp", "backup:1", "asp", "local:2,warmup=4"};
+  const char* dirs[] = {"/bsp", "/backup-1", "/asp", "/local-2-warmup-4"};
+  for (int k = 0; k < 4; ++k) {
     EXPECT_EQ(rows[k]["sync"], modes[k]);
     const nlohmann::json summary =
         nlohmann::json::parse(read_file(out + dirs[k] + "/summary.json"));
     EXPECT_EQ(summary["sync"], modes[k]);
     EXPECT_GT(summary["test_accuracy"].get<double>(), 0);
   }
+  // Local SGD's measured steps 3..8: BSP's 3, then rounds of 2 from step 4 (pushes at 5, 7).
+  EXPECT_NEAR(rows[3]["bytes_up_per_iteration"].get<double>(),
+              rows[0]["bytes_up_per_iteration"].get<double>() / 2, 1);
   const std::string backup = read_file(out + "/backup-1/ps.log");
   const auto at = backup.find("--sync backup:1: ");
   ASSERT_NE(at, std::string::npos) << backup;
