@@ -30,8 +30,8 @@ def floats(first, last, value):
 
 def frame(mtype, sender, it, first, last, payload=b"", flags=0):
     """A wire frame as net/wire.h lays it out, checksums and all."""
-    h = struct.pack("<IHHiHHqIIQIQQQQ", 0x434E5944, 9, mtype, sender, 0, flags, it, first, last,
-                    len(payload), zlib.crc32(payload), 0, 0, 0, 0)
+    h = struct.pack("<IHHiHHqIIQIQQQQq", 0x434E5944, 10, mtype, sender, 0, flags, it, first, last,
+                    len(payload), zlib.crc32(payload), 0, 0, 0, 0, 0)
     return h + struct.pack("<I", zlib.crc32(h)) + payload
 
 

@@ -17,9 +17,10 @@
 //   backup:B   Backup workers (Chen et al., 2016): an update is due once N-B of the N
 //              workers the unit waits for have pushed it (at least one); it is their mean.
 //              A push that comes after its iteration's update (a worker that was dropped)
-//              is dropped, not refused; a pull reads the newest version, so the dropped
-//              worker goes on from there. Iterations never mix: each update sums pushes of
-//              its own iteration only.
+//              is dropped, not refused; a pull reads the newest version, and its reply
+//              says the oldest it carries, so the dropped worker goes on from there (its
+//              pushes name that version: worker/comm.h's catch_up). Iterations never mix:
+//              each update sums pushes of its own iteration only.
 //   backup:auto  backup:B with B chosen by the PS each window of iterations from the pushes'
 //              arrival times, for the least time per worker's gradient (ps/backup_chooser.h).
 //   asp        Asynchronous: every push is an update of its own, applied on arrival,

@@ -530,6 +530,20 @@ bool stops_before(std::int64_t it, std::int64_t first, WorkerResult& result) {
   return true;
 }
 
+// The PS's iteration of step `it`: local SGD's round, or the one after the last step's (a
+// dropped backup worker's jumps to the version it read: Comm::next_iteration).
+std::int64_t round_of_step(std::int64_t it, std::int64_t first, const LocalSteps& locals,
+                           const Comm& comm) {
+  if (locals.local()) return locals.round_of(it);
+  return it > first ? comm.next_iteration() : it;
+}
+
+// The last iteration's pushes are acknowledged while the job ends: into the trace too.
+void finish_trace(Comm& comm, RunLog& log, const WorkerResult& result) {
+  for (const auto& e : comm.take_link_events()) log.transfer(e);
+  log.write_trace(result.ps_clock_offset_ms);
+}
+
 void keep_plan(const plan::Plan& plan, const plan::ModelProfile& profile, WorkerResult& result) {
   result.plan = plan;
   result.profile = profile;
@@ -638,10 +652,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     follow_link_rows(o, comm, link_rows, it, link_row);
     const Replanner::Change change = replanner.before_iteration(it, step, epoch);
     const WorkerResult::PlanInfo* info = it < o.warmup ? nullptr : &plan_of(it);
-    // The PS's iteration: local SGD's round, or the next (a dropped backup worker's jumps).
-    const std::int64_t round = locals.local() ? locals.round_of(it)
-                               : it > first   ? comm.next_iteration()
-                                              : it;
+    const std::int64_t round = round_of_step(it, first, locals, comm);  // the PS's iteration
     if (round >= shape.total_iterations) break;  // the job's updates are all made
     plan = info ? info->plan : warmup_plans[round % 2];
     if (info) plan_id = info->id;
@@ -694,10 +705,8 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   if (!codec_state.empty())  // to take up again where it stopped
     save_codec_state(codec_state, o.compression, result.next_iteration(share.total),
                      comm.codec_state());
-  // The last iteration's pushes are acknowledged while the job ends: into the trace too.
-  for (const auto& e : comm.take_link_events()) log.transfer(e);
   model->set_observer(nullptr);
-  log.write_trace(result.ps_clock_offset_ms);
+  finish_trace(comm, log, result);
   summarise(o, estimators, profile, given_link, comm.latency_ms(), result);
   if (!o.rotation.empty() && o.rank == 0)  // for the bench's re-prediction
     result.rotation_log = finish_rotation_log(std::move(rotation), o, result, profile, given_link,

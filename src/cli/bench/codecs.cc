@@ -269,8 +269,9 @@ void run_codec_bench(const BenchFlags& f) {
                                      : ", pulls --compress-pulls " + base.compress_pulls) +
       (axis.stem == "sync" ? ", --compress " + base.compress : ", --sync " + base.sync) +
       overrides(f) + "\n\n" + "One job per " + axis.noun + ", " + std::to_string(f.repeat) +
-      " round(s) taking turns; bytes are worker 0's; predicted: the job's (its "
-      "slowest worker's) warm-up prediction.\n\n";
+      " round(s) taking turns; bytes are worker 0's; predicted: the median of the mode's "
+      "pace the PS reported from every worker's own prediction (BSP: the slowest's; "
+      "docs/sync.md).\n\n";
   md += table_of(rows, to_accuracy, base.target_accuracy, axis.flag, json);
   report::BarChart bars{base.model + ": iteration time by " + axis.noun, "iteration time (ms)", {}};
   for (const CodecRow& r : rows) bars.bars.push_back({r.codec, r.ms.median, r.ms.min, r.ms.max, ""});
