@@ -213,6 +213,15 @@ void send_init(net::Connection& c) {
   c.send(Header{MessageType::kInit, 0, 0, 0, 3}, all.data(), all.size() * 4);
 }
 
+// Rank 0's init, applied before anything else is sent: the PS takes each connection's
+// messages in order, but another rank's push may overtake the init, so rank 0 waits for
+// its pull of iteration 0, which the PS answers only once the init is in.
+void send_init_and_wait(net::Connection& c) {
+  send_init(c);
+  c.send(Header{MessageType::kPullRequest, 0, 0, 0, 3}, nullptr, 0);
+  ASSERT_EQ(c.receive(5s, "iteration 0's parameters").header.type, MessageType::kPullReply);
+}
+
 std::vector<float> train(int workers, int iterations, const std::vector<Segments>& plans,
                          const std::string& compression = "none") {
   ServerOptions o = server_options(workers);
@@ -1078,7 +1087,7 @@ TEST(PsCluster, AWorkerThatFailsOrWhoseConnectionClosesLeavesAtOnce) {
   PsServer ps(o);
   ps.start();
   auto c = joined(ps, 3);
-  send_init(*c[0]);
+  send_init_and_wait(*c[0]);
   for (int r = 0; r < 3; ++r) hostile::push(*c[r], r, 0, 0, 3, 1.0f);
   for (int r = 0; r < 3; ++r) EXPECT_EQ(hostile::answer(*c[r]), "a push-ack");
   hostile::push(*c[0], 0, 1, 0, 3, 1.0f);
@@ -1112,7 +1121,7 @@ TEST(PsCluster, ARankJoiningAgainReplacesItsOldConnection) {
   PsServer ps(o);
   ps.start();
   auto c = joined(ps, 2);
-  send_init(*c[0]);
+  send_init_and_wait(*c[0]);
   hostile::push(*c[1], 1, 0, 0, 1, 5.0f);  // half of its iteration 0, then it is killed
   EXPECT_EQ(hostile::answer(*c[1]), "a push-ack");
   net::Connection back(ps.endpoint(), limits(2));
