@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev zlib1g-dev
   libzmq3-dev cppzmq-dev
-  libtorch-dev
+  libtorch-dev libgloo-dev  # libgloo-dev: the headers of the Gloo libtorch links (c10d)
   dataset-fashion-mnist
   iproute2 procps      # --net netns: ip, tc, sysctl
   python3-torch        # the PyTorch DDP peer of dynacomm bench (bench/peers/ddp.py)

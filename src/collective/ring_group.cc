@@ -1,0 +1,223 @@
+#include "collective/ring_group.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "net/shaper.h"
+
+namespace dynacomm::collective {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+bool is_timeout(const std::string& message) {
+  return message.find("imed out") != std::string::npos ||
+         message.find("imeout") != std::string::npos;
+}
+
+at::Tensor view(float* data, std::int64_t count) {
+  return torch::from_blob(data, {count}, torch::kFloat32);
+}
+
+// Where a bucket's elements go when packed by owner: chunk g holds, in order, the bucket's
+// elements in blocks dealt to rank g.
+struct Layout {
+  struct Run {
+    std::int64_t from, count;  // in the bucket
+    int owner;
+  };
+  std::vector<Run> runs;
+  std::vector<std::int64_t> base, length;  // per owner, in the packed buffer
+
+  Layout(std::int64_t offset, std::int64_t count, int ranks) : base(ranks, 0), length(ranks, 0) {
+    const std::int64_t end = offset + count;
+    for (std::int64_t b = offset / RingGroup::kBlock; b * RingGroup::kBlock < end; ++b) {
+      const std::int64_t lo = std::max(offset, b * RingGroup::kBlock);
+      const std::int64_t hi = std::min(end, (b + 1) * RingGroup::kBlock);
+      const int owner = static_cast<int>(b % ranks);
+      runs.push_back({lo - offset, hi - lo, owner});
+      length[owner] += hi - lo;
+    }
+    for (int g = 1; g < ranks; ++g) base[g] = base[g - 1] + length[g - 1];
+  }
+
+  void pack(const float* data, float* packed) const {
+    std::vector<std::int64_t> fill = base;
+    for (const Run& r : runs) {
+      std::copy(data + r.from, data + r.from + r.count, packed + fill[r.owner]);
+      fill[r.owner] += r.count;
+    }
+  }
+  void unpack(const float* packed, float* data) const {
+    std::vector<std::int64_t> fill = base;
+    for (const Run& r : runs) {
+      std::copy(packed + fill[r.owner], packed + fill[r.owner] + r.count, data + r.from);
+      fill[r.owner] += r.count;
+    }
+  }
+};
+
+}  // namespace
+
+struct RingGroup::Impl {
+  RingGroupOptions options;
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::PrefixStore> user_store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  int port = 0;
+  std::uint32_t sequence = 0;
+  std::int64_t bytes_sent = 0;
+  std::optional<net::LinkShaper> up, down;
+  std::vector<float> packed, incoming;
+
+  int right() const { return (options.rank + 1) % options.size; }
+  int left() const { return (options.rank + options.size - 1) % options.size; }
+
+  void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what_op, int peer,
+            const std::string& what) {
+    std::string failure;
+    try {
+      if (work->wait(options.timeout)) return;
+      failure = "not done";
+    } catch (const std::exception& e) {
+      failure = first_line(e.what());
+    }
+    const std::string message = "all-reduce " + what + ": rank " + std::to_string(options.rank) +
+                                ": " + what_op + " rank " + std::to_string(peer) + " failed after " +
+                                std::to_string(options.timeout.count()) + " ms at most: " + failure;
+    if (is_timeout(failure)) throw Timeout(message);
+    throw Error(message);
+  }
+
+  // One ring step: chunk `out` of `packed` to the right, chunk `in` from the left into
+  // `incoming`, paced by the emulation.
+  void step(const Layout& layout, int out, int in, const std::string& what) {
+    const Clock::time_point start = Clock::now();
+    const std::int64_t n_out = layout.length[out], n_in = layout.length[in];
+    const int tag = static_cast<int>(sequence++ & 0x3fffffffu);
+    c10::intrusive_ptr<c10d::Work> received, sent;
+    std::vector<at::Tensor> in_tensors{view(incoming.data(), n_in)};
+    if (n_in > 0) received = group->recv(in_tensors, left(), tag);
+    std::optional<Clock::time_point> in_by;
+    if (down) in_by = down->deliver_at(start, n_in * 4);
+    if (up) {
+      std::this_thread::sleep_until(up->deliver_at(start, n_out * 4));
+    } else if (options.emulate.latency_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(
+          options.emulate.latency_ms));
+    }
+    std::vector<at::Tensor> out_tensors{view(packed.data() + layout.base[out], n_out)};
+    if (n_out > 0) sent = group->send(out_tensors, right(), tag);
+    if (sent) wait(sent, "send to", right(), what);
+    if (received) wait(received, "receive from", left(), what);
+    if (in_by) std::this_thread::sleep_until(*in_by);
+    bytes_sent += n_out * 4;
+  }
+};
+
+RingGroup::RingGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RingGroup::~RingGroup() = default;
+
+std::unique_ptr<RingGroup> RingGroup::connect(const RingGroupOptions& o) {
+  if (o.size < 1 || o.rank < 0 || o.rank >= o.size)
+    throw InvalidInput("all-reduce group: rank " + std::to_string(o.rank) + " of " +
+                       std::to_string(o.size) + " workers");
+  if (o.store_port < 0 || o.store_port > 65535 || (o.rank > 0 && o.store_port == 0))
+    throw InvalidInput("all-reduce group: store port " + std::to_string(o.store_port));
+  auto impl = std::make_unique<Impl>();
+  impl->options = o;
+  const std::string where = o.store_host + ":" + std::to_string(o.store_port);
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(o.store_port);
+    so.isServer = o.rank == 0;
+    so.numWorkers = static_cast<std::size_t>(o.size);
+    so.waitWorkers = false;  // the group's rendezvous waits, with the timeout
+    so.timeout = o.timeout;
+    impl->store = c10::make_intrusive<c10d::TCPStore>(o.store_host, so);
+    impl->port = impl->store->getPort();
+    impl->user_store = c10::make_intrusive<c10d::PrefixStore>("dynacomm", impl->store);
+    auto gloo = c10d::ProcessGroupGloo::Options::create(o.timeout);
+    gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(o.host));
+    auto ring_store = c10::make_intrusive<c10d::PrefixStore>("gloo", impl->store);
+    impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(ring_store, o.rank, o.size, gloo);
+  } catch (const std::exception& e) {
+    const std::string message = "all-reduce group: rank " + std::to_string(o.rank) + " of " +
+                                std::to_string(o.size) + " could not join at " + where +
+                                " (this worker at " + o.host + ") within " +
+                                std::to_string(o.timeout.count()) + " ms: " + first_line(e.what());
+    if (is_timeout(e.what())) throw Timeout(message);
+    throw Error(message);
+  }
+  if (o.emulate.up_bps > 0) impl->up.emplace(o.emulate.up_bps, o.emulate.latency_ms);
+  if (o.emulate.down_bps > 0) impl->down.emplace(o.emulate.down_bps, 0.0);
+  return std::unique_ptr<RingGroup>(new RingGroup(std::move(impl)));
+}
+
+int RingGroup::rank() const { return impl_->options.rank; }
+int RingGroup::size() const { return impl_->options.size; }
+int RingGroup::port() const { return impl_->port; }
+std::int64_t RingGroup::bytes_sent() const { return impl_->bytes_sent; }
+
+void RingGroup::allreduce_sum(float* data, std::int64_t count, std::int64_t offset,
+                              const std::string& what) {
+  Impl& m = *impl_;
+  const int p = m.options.size, r = m.options.rank;
+  if (p == 1 || count == 0) return;
+  const Layout layout(offset, count, p);
+  m.packed.resize(static_cast<std::size_t>(count));
+  m.incoming.resize(static_cast<std::size_t>(count));
+  layout.pack(data, m.packed.data());
+  // Reduce-scatter: chunk g starts at rank g+1 and gathers each rank's values in ring order,
+  // ending at rank g.
+  for (int k = 0; k + 1 < p; ++k) {
+    const int out = ((r - 1 - k) % p + p) % p, in = ((r - 2 - k) % p + p) % p;
+    m.step(layout, out, in, what + " (reduce step " + std::to_string(k) + ")");
+    float* acc = m.packed.data() + layout.base[in];
+    for (std::int64_t j = 0; j < layout.length[in]; ++j) acc[j] = m.incoming[j] + acc[j];
+  }
+  // All-gather: each rank's finished chunk goes round.
+  for (int k = 0; k + 1 < p; ++k) {
+    const int out = ((r - k) % p + p) % p, in = ((r - 1 - k) % p + p) % p;
+    m.step(layout, out, in, what + " (gather step " + std::to_string(k) + ")");
+    std::copy(m.incoming.begin(), m.incoming.begin() + layout.length[in],
+              m.packed.begin() + layout.base[in]);
+  }
+  layout.unpack(m.packed.data(), data);
+}
+
+void RingGroup::broadcast(float* data, std::int64_t count, int root, const std::string& what) {
+  if (impl_->options.size == 1 || count == 0) return;
+  std::vector<at::Tensor> tensors{view(data, count)};
+  c10d::BroadcastOptions bo;
+  bo.rootRank = root;
+  impl_->wait(impl_->group->broadcast(tensors, bo), "broadcast from", root, what);
+}
+
+void RingGroup::publish(const std::string& key, const std::string& value) {
+  impl_->user_store->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
+}
+
+std::string RingGroup::read(const std::string& key) {
+  try {
+    std::vector<std::uint8_t> v = impl_->user_store->get(key);
+    return std::string(v.begin(), v.end());
+  } catch (const std::exception& e) {
+    throw Timeout("all-reduce group: rank " + std::to_string(impl_->options.rank) + ": '" + key +
+                  "' not published within " + std::to_string(impl_->options.timeout.count()) +
+                  " ms: " + first_line(e.what()));
+  }
+}
+
+}  // namespace dynacomm::collective

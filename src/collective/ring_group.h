@@ -1,0 +1,81 @@
+// The workers of --arch allreduce as one group: a c10d TCPStore rendezvous (rank 0 serves
+// it) and libtorch's ProcessGroupGloo over TCP, with dynacomm's own ring all-reduce on
+// Gloo's send/recv.
+//
+// Why not Gloo's allreduce: its ring splits each call's buffer into per-rank chunks by
+// position in that buffer, so the order in which the workers' values of one element are
+// added depends on where the element falls in its bucket; with three or more workers two
+// bucket plans then differ in the last bits (float addition is commutative, not
+// associative). Here an element's chunk is fixed by its index in the model's flat gradient
+// (blocks of kBlock elements, dealt to the ranks in turn), so element i is always summed as
+// ((x_{g+1} + x_{g+2}) + ...) + x_g for its owner g, whatever the buckets: every bucket plan
+// gives the same bits. The cost is Gloo's ring's, 2(P-1) steps of about B/P bytes
+// (plan/model/ring.h), plus packing the bucket's blocks by owner (a memcpy).
+//
+// With `emulate` set, each step's transfer is paced in user space like the PS's links
+// (net/shaper.h: the uplink's token bucket and the latency before a send, the downlink's
+// before a receive completes); under kernel-shaped links only the latency is added.
+//
+//   auto g = RingGroup::connect({"10.0.0.1", 29500, "10.0.0.2", rank, 4, 60s});
+//   g->broadcast(params, n, 0);
+//   g->allreduce_sum(grads + off, count, off, "iteration 7 bucket 2");
+//
+// One thread at a time calls a group, and every rank makes the same calls in the same
+// order (the same buckets); a mismatch or a lost peer ends in Error or Timeout naming the
+// peer's rank, the step and `what`, never a hang.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace dynacomm::collective {
+
+struct RingEmulation {
+  double down_bps = 0, up_bps = 0;  // 0: not paced (a kernel-shaped or real link)
+  double latency_ms = 0;            // one way, added to every step
+};
+
+struct RingGroupOptions {
+  std::string store_host = "127.0.0.1";  // where rank 0 serves the rendezvous
+  int store_port = 0;                    // rank 0 with 0: an ephemeral port (see port())
+  std::string host = "127.0.0.1";        // this worker's address, for its Gloo device
+  int rank = 0, size = 1;
+  std::chrono::milliseconds timeout{60000};  // the rendezvous and every step
+  RingEmulation emulate;
+};
+
+class RingGroup {
+ public:
+  static constexpr std::int64_t kBlock = 256;  // elements per ownership block
+
+  // Joins the group: waits (up to the timeout) for every rank. Throws InvalidInput for bad
+  // options, Timeout naming the store and the ranks missing.
+  static std::unique_ptr<RingGroup> connect(const RingGroupOptions& options);
+  ~RingGroup();
+
+  int rank() const;
+  int size() const;
+  int port() const;  // the store's port (rank 0 chooses it with store_port 0)
+
+  // Replaces data[0..count) with its sum over the ranks; `offset` is data[0]'s index in
+  // the flat gradient (it fixes each element's owner, hence the summation order).
+  void allreduce_sum(float* data, std::int64_t count, std::int64_t offset,
+                     const std::string& what);
+  // Every rank's data[0..count) becomes root's.
+  void broadcast(float* data, std::int64_t count, int root, const std::string& what);
+  // A value every rank publishes and every rank reads back through the store (plans).
+  void publish(const std::string& key, const std::string& value);
+  std::string read(const std::string& key);
+
+  std::int64_t bytes_sent() const;  // over the ring so far, this rank
+
+  struct Impl;
+
+ private:
+  explicit RingGroup(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dynacomm::collective

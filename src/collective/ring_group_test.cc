@@ -1,0 +1,173 @@
+// The ring over c10d Gloo on loopback, its ranks as threads (gloo's BaseTest::spawn): sums
+// right, the same bits for every bucket plan, and a missing peer is a Timeout naming it.
+#include "collective/ring_group.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "net/free_port.h"
+
+namespace dynacomm::collective {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Runs fn(rank) on `size` threads, each in a group of its own; rethrows the first failure.
+void spawn(int size, const std::function<void(RingGroup&)>& fn, milliseconds timeout = milliseconds(20000)) {
+  const int port = net::free_tcp_port();
+  std::vector<std::exception_ptr> errors(size);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        auto group = RingGroup::connect({"127.0.0.1", port, "127.0.0.1", r, size, timeout, {}});
+        fn(*group);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+std::vector<float> gradient(int rank, std::int64_t n) {
+  std::mt19937 rng(1234 + rank);
+  // Magnitudes over many orders, so that the order of addition shows in the bits.
+  std::uniform_real_distribution<float> mantissa(-1, 1);
+  std::uniform_int_distribution<int> exponent(-12, 12);
+  std::vector<float> g(n);
+  for (auto& x : g) x = std::ldexp(mantissa(rng), exponent(rng));
+  return g;
+}
+
+// Buckets as (offset, count) over n elements, in backward order (top first).
+using Buckets = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+Buckets cut(std::int64_t n, const std::vector<std::int64_t>& sizes) {
+  Buckets b;
+  std::int64_t end = n;
+  for (std::int64_t s : sizes) {
+    if (end == 0) break;
+    const std::int64_t c = std::min(s, end);
+    b.push_back({end - c, c});
+    end -= c;
+  }
+  if (end > 0) b.push_back({0, end});
+  return b;
+}
+
+std::vector<std::vector<float>> run(int size, std::int64_t n, const Buckets& buckets) {
+  std::vector<std::vector<float>> out(size);
+  spawn(size, [&](RingGroup& g) {
+    std::vector<float> x = gradient(g.rank(), n);
+    for (auto [offset, count] : buckets)
+      g.allreduce_sum(x.data() + offset, count, offset, "test bucket");
+    out[g.rank()] = std::move(x);
+  });
+  return out;
+}
+
+TEST(RingGroup, SumsInTheOrderFixedByEachElementsOwnerForEveryBucketPlan) {
+  const std::int64_t n = 3000;
+  for (int size : {1, 2, 3, 4}) {
+    SCOPED_TRACE(std::to_string(size) + " ranks");
+    std::vector<std::vector<float>> x(size);
+    for (int r = 0; r < size; ++r) x[r] = gradient(r, n);
+    // Element i of owner g: ((x_{g+1} + x_{g+2}) + ...) + x_g, in float.
+    std::vector<float> expected(n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const int g = static_cast<int>((i / RingGroup::kBlock) % size);
+      float s = x[(g + 1) % size][i];
+      for (int k = 2; k <= size; ++k) s = s + x[(g + k) % size][i];
+      expected[i] = s;
+    }
+    for (const Buckets& plan : {cut(n, {n}), cut(n, {1, 7, 300, 1000}), cut(n, {2999}),
+                                cut(n, {100, 100, 100, 100, 100, 100, 100, 100, 100, 100})}) {
+      std::vector<std::vector<float>> got = run(size, n, plan);
+      for (int r = 0; r < size; ++r)
+        ASSERT_EQ(0, std::memcmp(got[r].data(), expected.data(), n * sizeof(float)))
+            << "rank " << r << ", " << plan.size() << " buckets";
+    }
+  }
+}
+
+TEST(RingGroup, BroadcastsRootsValuesAndPublishesPlans) {
+  spawn(3, [](RingGroup& g) {
+    std::vector<float> x = gradient(g.rank(), 1000);
+    g.broadcast(x.data(), 1000, 0, "initial weights");
+    EXPECT_EQ(x, gradient(0, 1000));
+    if (g.rank() == 0) g.publish("plan/1", "3,1");
+    EXPECT_EQ(g.read("plan/1"), "3,1");
+  });
+}
+
+TEST(RingGroup, APeerThatNeverJoinsIsATimeoutNamingTheGroup) {
+  const int port = net::free_tcp_port();
+  try {
+    RingGroup::connect({"127.0.0.1", port, "127.0.0.1", 0, 2, milliseconds(1500), {}});
+    FAIL() << "joined a group of 2 alone";
+  } catch (const Timeout& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 of 2"), std::string::npos) << e.what();
+  } catch (const Error& e) {
+    FAIL() << "not a Timeout: " << e.what();
+  }
+}
+
+// Rank 1 stays in the group but never sends (silent: a Timeout) or leaves it (an Error).
+TEST(RingGroup, APeerThatStopsMidJobIsAnErrorNamingItsRank) {
+  for (bool leaves : {false, true}) {
+    std::string message;
+    bool timeout = false;
+    spawn(
+        2,
+        [&](RingGroup& g) {
+          if (g.rank() == 1) {
+            if (!leaves) std::this_thread::sleep_for(milliseconds(2500));
+            return;
+          }
+          std::vector<float> x(1000, 1.f);
+          try {
+            g.allreduce_sum(x.data(), 1000, 0, "iteration 3 bucket 0");
+          } catch (const Timeout& e) {
+            message = e.what();
+            timeout = true;
+          } catch (const Error& e) {
+            message = e.what();
+          }
+        },
+        milliseconds(1500));
+    EXPECT_EQ(timeout, !leaves) << message;
+    EXPECT_NE(message.find("iteration 3 bucket 0"), std::string::npos) << message;
+    EXPECT_NE(message.find("rank 1"), std::string::npos) << message;
+  }
+}
+
+TEST(RingGroup, EmulatedLinkPacesEachStep) {
+  // 2 ranks, 4 MB over 80 Mbit/s: each of the 2 steps moves 2 MB: 200 ms each at least.
+  const int port = net::free_tcp_port();
+  std::vector<double> ms(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      RingGroupOptions o{"127.0.0.1", port, "127.0.0.1", r, 2, milliseconds(20000), {80e6, 80e6, 5}};
+      auto g = RingGroup::connect(o);
+      std::vector<float> x(1 << 20, 1.f);
+      auto t0 = std::chrono::steady_clock::now();
+      g->allreduce_sum(x.data(), 1 << 20, 0, "paced");
+      ms[r] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      EXPECT_EQ(x[12345], 2.f);
+    });
+  for (auto& t : threads) t.join();
+  for (double m : ms) EXPECT_GE(m, 2 * (2 * 1048576 * 8e3 / 80e6 + 5));
+}
+
+}  // namespace
+}  // namespace dynacomm::collective
