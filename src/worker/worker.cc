@@ -44,8 +44,14 @@ std::string join(const std::vector<std::string>& names) {
 }  // namespace
 
 void WorkerOptions::validate() const {
-  if (ps.empty()) throw InvalidInput("worker: --ps is required");
-  net::check_endpoint(ps, "worker: --ps");
+  if (arch == "allreduce") {
+    validate_ring();
+  } else if (arch == "ps") {
+    if (ps.empty()) throw InvalidInput("worker: --ps is required");
+    net::check_endpoint(ps, "worker: --ps");
+  } else {
+    throw InvalidInput("worker: unknown --arch '" + arch + "' (known: ps, allreduce)");
+  }
   if (workers < 1) throw InvalidInput("worker: --workers must be at least 1");
   if (rank < 0 || rank >= workers)
     throw InvalidInput("worker: --rank " + std::to_string(rank) + " is not in 0.." +
@@ -83,6 +89,27 @@ void WorkerOptions::validate() const {
   } catch (const InvalidInput& e) {
     throw InvalidInput(std::string("worker: --data-dir: ") + e.what());
   }
+}
+
+void WorkerOptions::validate_ring() const {
+  const auto colon = ring_store.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == ring_store.size() ||
+      ring_store.size() - colon - 1 > 5 ||
+      ring_store.find_first_not_of("0123456789", colon + 1) != std::string::npos ||
+      std::stol(ring_store.substr(colon + 1)) > 65535)
+    throw InvalidInput("worker: --ring '" + ring_store + "': expected HOST:PORT (rank 0's store)");
+  if (ring_host.empty()) throw InvalidInput("worker: --ring-host: this worker's address is empty");
+  if (buckets != "planned" && buckets != "ddp" && buckets != "one" && buckets != "layerwise")
+    throw InvalidInput("worker: unknown --buckets '" + buckets +
+                       "' (known: planned, ddp, one, layerwise)");
+  if (compression != "none" || pull_compression != "none")
+    throw InvalidInput(
+        "worker: --arch allreduce sums dense float32 gradients; --compress and "
+        "--compress-pulls are for --arch ps");
+  if (sync != "bsp")
+    throw InvalidInput("worker: --arch allreduce is synchronous: --sync " + sync +
+                       " is for --arch ps");
+  if (!rotation.empty()) throw InvalidInput("worker: --arch allreduce takes no scheduler rotation");
 }
 
 namespace {

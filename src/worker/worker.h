@@ -57,6 +57,12 @@ namespace dynacomm::worker {
 
 struct WorkerOptions {
   std::string ps;  // PS endpoint, e.g. tcp://127.0.0.1:7070
+  // The job's architecture: "ps", or "allreduce" (worker/ring_worker.h: no PS; the workers
+  // meet at rank 0's store, ring_store HOST:PORT, each reachable at its ring_host, and sum
+  // their gradients in buckets chosen by the rule `buckets`).
+  std::string arch = "ps";
+  std::string ring_store, ring_host = "127.0.0.1";
+  std::string buckets = "planned";
   std::optional<net::CurveClient> curve;  // CURVE keys (net/curve.h); none: plaintext
   int rank = 0;
   int workers = 1;
@@ -124,6 +130,7 @@ struct WorkerOptions {
   bool interactive = false;
 
   void validate() const;  // throws InvalidInput naming the option
+  void validate_ring() const;  // --arch allreduce's options
 };
 
 struct IterationRecord {

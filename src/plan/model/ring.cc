@@ -18,37 +18,29 @@ void check_workers(int workers) {
 
 }  // namespace
 
-double ring_allreduce_ms(const LinkProfile& link, int workers, std::int64_t bytes) {
+RingCost RingCost::of(const LinkProfile& link, int workers) {
   check_workers(workers);
-  if (workers == 1 || bytes <= 0) return 0;
+  RingCost c;
+  if (workers == 1) return c;
   const double steps = 2.0 * (workers - 1);
-  const double overhead = std::max(link.overhead_down_ms, link.overhead_up_ms);
-  const double bps = std::min(link.down_bps, link.up_bps);
-  return steps * (overhead + link.latency_ms) +
-         steps / workers * static_cast<double>(bytes) * 8e3 / bps;
+  c.fixed_ms = steps * (std::max(link.overhead_down_ms, link.overhead_up_ms) + link.latency_ms);
+  c.bps = std::min(link.down_bps, link.up_bps) * workers / steps;
+  return c;
 }
 
-LinkProfile ring_as_push_link(const LinkProfile& link, int workers) {
-  check_workers(workers);
-  LinkProfile out = link;
-  out.latency_ms = 0;
-  out.compute_stretch_down = 1;
-  out.aggregation_ms = out.aggregation_ms_per_mb = 0;
-  if (workers == 1) {
-    out.overhead_up_ms = 0;
-    out.up_bps = 1e300;  // nothing travels
-    return out;
-  }
-  const double steps = 2.0 * (workers - 1);
-  out.overhead_up_ms =
-      steps * (std::max(link.overhead_down_ms, link.overhead_up_ms) + link.latency_ms);
-  out.up_bps = std::min(link.down_bps, link.up_bps) * workers / steps;
+LinkProfile RingCost::as_push_link() const {
+  LinkProfile out;
+  out.down_bps = out.up_bps = bps > 0 ? bps : 1e300;  // 0: an instant link
+  out.overhead_down_ms = out.overhead_up_ms = bps > 0 ? fixed_ms : 0;
   return out;
 }
 
-double simulate_ring(const ModelProfile& profile, const LinkProfile& link, int workers,
-                     const std::vector<Segment>& buckets) {
-  check_workers(workers);
+double ring_allreduce_ms(const LinkProfile& link, int workers, std::int64_t bytes) {
+  return RingCost::of(link, workers).ms(bytes);
+}
+
+double simulate_ring(const ModelProfile& profile, const RingCost& cost,
+                     const std::vector<Segment>& buckets, double stretch_up) {
   const int n = profile.num_units();
   Plan(std::string("ring"), {{0, n - 1}}, buckets).validate(n);
   double t = 0;
@@ -56,12 +48,12 @@ double simulate_ring(const ModelProfile& profile, const LinkProfile& link, int w
   double link_free = 0;
   std::size_t next = 0;
   for (int u = n - 1; u >= 0; --u) {
-    t = compute_end(t, profile.units[u].backward_ms, link_free, link.compute_stretch_up);
+    t = compute_end(t, profile.units[u].backward_ms, link_free, stretch_up);
     while (next < buckets.size() && buckets[next].first == u) {
       std::int64_t bytes = 0;
       for (int k = buckets[next].first; k <= buckets[next].last; ++k)
         bytes += profile.units[k].up_bytes();
-      link_free = std::max(t, link_free) + ring_allreduce_ms(link, workers, bytes);
+      link_free = std::max(t, link_free) + cost.ms(bytes);
       ++next;
     }
   }

@@ -16,10 +16,11 @@
 // the last bucket are done (the optimiser step after it is the same for every plan and left
 // out). This is the push side of the parameter-server model (simulate.h) on a link whose
 // per-transmission cost is the ring's fixed part and whose bandwidth is the ring's
-// effective one (ring_as_push_link), so the DynaComm push DP plans buckets exactly.
+// effective one, so the DynaComm push DP plans buckets exactly
+// (RingCost::as_push_link).
 //
-//   double ms = ring_allreduce_ms(link, 4, 44 << 20);
-//   double it = simulate_ring(profile, link, 4, buckets);
+//   RingCost cost = RingCost::of(link, 4);
+//   double it = simulate_ring(profile, cost, buckets);
 #pragma once
 
 #include <cstdint>
@@ -30,16 +31,27 @@
 
 namespace dynacomm::plan {
 
-// T(bytes) above; 0 for one worker or no bytes.
+// T(bytes) = fixed_ms + bytes * 8e3 / bps: from a link and a worker count (of), or fitted
+// to measured all-reduces (the runtime's).
+struct RingCost {
+  double fixed_ms = 0;
+  double bps = 0;  // the bucket's bytes over the ring, effective; 0: nothing travels
+  double ms(std::int64_t bytes) const {
+    return bytes <= 0 || bps <= 0 ? 0 : fixed_ms + static_cast<double>(bytes) * 8e3 / bps;
+  }
+  // Throws InvalidInput for workers < 1.
+  static RingCost of(const LinkProfile& link, int workers);
+  // The link whose up_ms(bytes) is ms(bytes), no latency: the push DP on it plans buckets.
+  LinkProfile as_push_link() const;
+};
+
+// T(bytes) above for `link` and `workers`.
 double ring_allreduce_ms(const LinkProfile& link, int workers, std::int64_t bytes);
 
-// The link whose up_ms(bytes) is T(bytes) (for one worker: an instant one), with no latency
-// and no compute stretch on the way down; the push DP on it plans the ring's buckets.
-LinkProfile ring_as_push_link(const LinkProfile& link, int workers);
-
-// The iteration time of `buckets` (send order, as a Plan's push: the first holds unit L-1).
-// Throws InvalidInput when the buckets do not cover the units in that order or workers < 1.
-double simulate_ring(const ModelProfile& profile, const LinkProfile& link, int workers,
-                     const std::vector<Segment>& buckets);
+// The iteration time of `buckets` (send order, as a Plan's push: the first holds unit L-1),
+// backward running `stretch_up` times slower while a bucket is on the ring (simulate.h).
+// Throws InvalidInput when the buckets do not cover the units in that order.
+double simulate_ring(const ModelProfile& profile, const RingCost& cost,
+                     const std::vector<Segment>& buckets, double stretch_up = 1);
 
 }  // namespace dynacomm::plan

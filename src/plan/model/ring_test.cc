@@ -31,9 +31,9 @@ TEST(RingCost, IsTwoPMinusOneStepsOfOverheadAndShareOfTheBytes) {
   EXPECT_DOUBLE_EQ(ring_allreduce_ms(link, 1, 1000000), 0);
   EXPECT_DOUBLE_EQ(ring_allreduce_ms(link, 4, 0), 0);
   EXPECT_THROW(ring_allreduce_ms(link, 0, 1), InvalidInput);
-  LinkProfile push = ring_as_push_link(link, 4);
+  LinkProfile push = RingCost::of(link, 4).as_push_link();
   EXPECT_DOUBLE_EQ(push.up_ms(1000000), ring_allreduce_ms(link, 4, 1000000));
-  EXPECT_NEAR(ring_as_push_link(link, 1).up_ms(1000000), 0.0, 1e-200);
+  EXPECT_NEAR(RingCost::of(link, 1).as_push_link().up_ms(1000000), 0.0, 1e-200);
 }
 
 TEST(RingCost, BucketsOverlapBackwardAndQueueOnTheLink) {
@@ -43,18 +43,19 @@ TEST(RingCost, BucketsOverlapBackwardAndQueueOnTheLink) {
   p.units = {unit(1000000, 1, 10), unit(1000000, 1, 10)};
   LinkProfile link{8e6, 8e6, 0, 0, 0};  // 2 workers: T(B) = B * 8 / 8e6 s: 1 s per MB
   // One bucket: forward 2, backward 20, then 2000 ms.
-  EXPECT_DOUBLE_EQ(simulate_ring(p, link, 2, {{0, 1}}), 2 + 20 + 2000.0);
+  EXPECT_DOUBLE_EQ(simulate_ring(p, RingCost::of(link, 2), {{0, 1}}), 2 + 20 + 2000.0);
   // Two: unit 1's bucket from 12 ms to 1012, unit 0's from 1012 to 2012.
-  EXPECT_DOUBLE_EQ(simulate_ring(p, link, 2, {{1, 1}, {0, 0}}), 2012.0);
-  EXPECT_THROW(simulate_ring(p, link, 2, {{0, 0}, {1, 1}}), InvalidInput);  // not send order
+  EXPECT_DOUBLE_EQ(simulate_ring(p, RingCost::of(link, 2), {{1, 1}, {0, 0}}), 2012.0);
+  EXPECT_THROW(simulate_ring(p, RingCost::of(link, 2), {{0, 0}, {1, 1}}),
+               InvalidInput);  // not send order
 }
 
-double brute_force_ring(const ModelProfile& profile, const LinkProfile& link, int workers) {
+double brute_force_ring(const ModelProfile& profile, const RingCost& cost) {
   const int n = profile.num_units();
   double best = std::numeric_limits<double>::infinity();
   for (std::uint32_t cuts = 0; cuts < (1u << (n - 1)); ++cuts)
-    best = std::min(best, simulate_ring(profile, link, workers,
-                                        reverse_to_send_order(segments_from_cuts(n, cuts))));
+    best = std::min(
+        best, simulate_ring(profile, cost, reverse_to_send_order(segments_from_cuts(n, cuts))));
   return best;
 }
 
@@ -64,10 +65,9 @@ TEST(RingBuckets, OptimalEqualsBruteForceOn1500RandomCases) {
     SCOPED_TRACE("case " + std::to_string(c));
     ModelProfile profile = testing::random_profile(rng, 1, 12);
     LinkProfile link = testing::random_link(rng);
-    const int workers = 1 + static_cast<int>(rng() % 16);
-    const double planned =
-        simulate_ring(profile, link, workers, optimal_ring_buckets(profile, link, workers));
-    const double best = brute_force_ring(profile, link, workers);
+    const RingCost cost = RingCost::of(link, 1 + static_cast<int>(rng() % 16));
+    const double planned = simulate_ring(profile, cost, optimal_ring_buckets(profile, cost));
+    const double best = brute_force_ring(profile, cost);
     ASSERT_NEAR(planned, best, 1e-9 * std::max(1.0, best));
   }
 }

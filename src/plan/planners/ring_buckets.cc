@@ -1,14 +1,12 @@
 #include "plan/planners/ring_buckets.h"
 
-#include "plan/model/ring.h"
 #include "plan/planners/dynacomm.h"
 
 namespace dynacomm::plan {
 
-std::vector<Segment> optimal_ring_buckets(const ModelProfile& profile, const LinkProfile& link,
-                                          int workers) {
+std::vector<Segment> optimal_ring_buckets(const ModelProfile& profile, const RingCost& cost) {
   profile.validate();
-  return optimal_push(profile, ring_as_push_link(link, workers)).segments;
+  return optimal_push(profile, cost.as_push_link()).segments;
 }
 
 std::vector<Segment> fixed_ring_buckets(const ModelProfile& profile, std::int64_t cap_bytes,

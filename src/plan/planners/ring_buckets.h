@@ -7,8 +7,8 @@
 //    holds `cap_bytes` (the first one `first_cap_bytes`: DDP's 25 MB and 1 MB), a unit never
 //    split; a unit larger than the cap is a bucket of its own.
 //
-//   std::vector<Segment> b = optimal_ring_buckets(profile, link, 4);
-//   double ms = simulate_ring(profile, link, 4, b);
+//   std::vector<Segment> b = optimal_ring_buckets(profile, RingCost::of(link, 4));
+//   double ms = simulate_ring(profile, RingCost::of(link, 4), b);
 #pragma once
 
 #include <cstdint>
@@ -16,11 +16,11 @@
 
 #include "plan/model/plan.h"
 #include "plan/model/profile.h"
+#include "plan/model/ring.h"
 
 namespace dynacomm::plan {
 
-std::vector<Segment> optimal_ring_buckets(const ModelProfile& profile, const LinkProfile& link,
-                                          int workers);
+std::vector<Segment> optimal_ring_buckets(const ModelProfile& profile, const RingCost& cost);
 
 std::vector<Segment> fixed_ring_buckets(const ModelProfile& profile, std::int64_t cap_bytes,
                                         std::int64_t first_cap_bytes);

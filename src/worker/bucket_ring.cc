@@ -1,0 +1,106 @@
+#include "worker/bucket_ring.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "base/error.h"
+
+namespace dynacomm::worker {
+
+BucketRing::BucketRing(model::Model& model, collective::RingGroup& group,
+                       std::chrono::milliseconds timeout)
+    : model_(model), group_(group), timeout_(timeout) {
+  const int n = model.num_units();
+  offsets_.assign(static_cast<std::size_t>(n) + 1, 0);
+  for (int u = 0; u < n; ++u) offsets_[u + 1] = offsets_[u] + model.units()[u].params;
+  sums_.assign(static_cast<std::size_t>(offsets_.back()), 0.f);
+  const auto zero = std::vector<double>(static_cast<std::size_t>(n), 0.0);
+  marks_.called.resize(n);
+  marks_.passed.resize(n);
+  marks_.ready.resize(n);
+  marks_.cpu_called = marks_.cpu_passed = marks_.cpu_ready = zero;
+}
+
+BucketRing::~BucketRing() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    abandon_ = true;
+  }
+  ready_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void BucketRing::begin(std::int64_t it, const std::vector<plan::Segment>& buckets) {
+  if (thread_.joinable()) throw Error("all-reduce: iteration " + std::to_string(it) +
+                                      " begun before the last one finished");
+  buckets_ = buckets;
+  times_.assign(buckets.size(), {});
+  failure_ = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready_.assign(static_cast<std::size_t>(model_.num_units()), false);
+    abandon_ = false;
+  }
+  thread_ = std::thread([this, it] { run(it); });
+}
+
+void BucketRing::finish() {
+  if (thread_.joinable()) thread_.join();
+  if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+}
+
+GateMarks BucketRing::marks(Clock::time_point forward_end) const {
+  GateMarks m = marks_;
+  m.forward_end = forward_end;
+  return m;
+}
+
+void BucketRing::before_forward(int unit) {
+  marks_.called[unit] = marks_.passed[unit] = Clock::now();
+}
+
+void BucketRing::gradients_ready(int unit) {
+  marks_.ready[unit] = Clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready_[static_cast<std::size_t>(unit)] = true;
+  }
+  ready_cv_.notify_all();
+}
+
+void BucketRing::run(std::int64_t it) {
+  try {
+    for (std::size_t b = 0; b < buckets_.size(); ++b) {
+      const plan::Segment s = buckets_[b];
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        const bool ready = ready_cv_.wait_for(lock, timeout_, [&] {
+          return abandon_ ||
+                 std::all_of(ready_.begin() + s.first, ready_.begin() + s.last + 1,
+                             [](bool r) { return r; });
+        });
+        if (abandon_) return;
+        if (!ready)
+          throw Timeout("all-reduce: iteration " + std::to_string(it) + ": units " +
+                        std::to_string(s.first) + ".." + std::to_string(s.last) +
+                        " had no gradients within " + std::to_string(timeout_.count()) + " ms");
+      }
+      times_[b].start = Clock::now();
+      for (int u = s.first; u <= s.last; ++u)
+        std::memcpy(sums_.data() + offsets_[u], model_.grads(u),
+                    static_cast<std::size_t>(model_.units()[u].bytes()));
+      const std::int64_t from = offsets_[s.first], count = offsets_[s.last + 1] - from;
+      group_.allreduce_sum(sums_.data() + from, count, from,
+                           "iteration " + std::to_string(it) + " bucket " + std::to_string(b) +
+                               " (units " + std::to_string(s.first) + ".." +
+                               std::to_string(s.last) + ")");
+      times_[b].bytes = count * 4;
+      times_[b].end = Clock::now();
+    }
+  } catch (...) {
+    failure_ = std::current_exception();
+  }
+}
+
+}  // namespace dynacomm::worker

@@ -1,0 +1,78 @@
+// The communication side of --arch allreduce: as backward hands over each unit's gradients,
+// the bucket they complete is summed over the workers' ring (collective/ring_group.h) on a
+// thread of its own, one bucket at a time in send order, so the all-reduce of the top
+// buckets overlaps the backward of the rest. Forward waits for nothing: every worker holds
+// the whole model.
+//
+//   BucketRing ring(*model, *group, timeout);
+//   model->set_observer(&ring);
+//   ring.begin(it, buckets);          // before forward
+//   loss.backward();                  // buckets leave as their units are ready
+//   ring.finish();                    // every bucket summed: ring.sums()
+//
+// Training thread: begin, finish and the accessors; backward's thread: the observer calls.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/thread_annotations.h"
+#include "collective/ring_group.h"
+#include "model/model.h"
+#include "plan/model/plan.h"
+#include "worker/unit_times.h"
+
+namespace dynacomm::worker {
+
+class BucketRing : public model::UnitObserver {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  BucketRing(model::Model& model, collective::RingGroup& group, std::chrono::milliseconds timeout);
+  ~BucketRing() override;  // waits for a bucket on its way (the ring's steps time out)
+
+  // Iteration `it` with `buckets` (send order: the first holds the top unit).
+  void begin(std::int64_t it, const std::vector<plan::Segment>& buckets);
+  // Waits until every bucket is summed; rethrows the ring's failure (Error, Timeout).
+  void finish();
+  // Every unit's gradients summed over the workers, units in order, after finish().
+  const std::vector<float>& sums() const { return sums_; }
+  std::int64_t offset(int unit) const { return offsets_[static_cast<std::size_t>(unit)]; }
+
+  struct BucketTime {
+    std::int64_t bytes = 0;
+    Clock::time_point start, end;  // waiting for the ring's turn left out
+  };
+  const std::vector<BucketTime>& bucket_times() const { return times_; }
+  // The iteration's gate marks (no waits at the gates; no CPU clock: zeros).
+  GateMarks marks(Clock::time_point forward_end) const;
+
+  void before_forward(int unit) override;
+  void gradients_ready(int unit) override;
+
+ private:
+  void run(std::int64_t it);  // the communication thread
+
+  model::Model& model_;
+  collective::RingGroup& group_;
+  const std::chrono::milliseconds timeout_;
+  std::vector<std::int64_t> offsets_;  // of each unit in the flat gradient; and the end
+  std::vector<float> sums_;
+  std::vector<plan::Segment> buckets_;
+  std::vector<BucketTime> times_;
+  GateMarks marks_;
+  std::thread thread_;
+  std::exception_ptr failure_;
+
+  std::mutex mu_;
+  std::condition_variable ready_cv_;
+  std::vector<bool> ready_ DYNACOMM_GUARDED_BY(mu_);
+  bool abandon_ DYNACOMM_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace dynacomm::worker

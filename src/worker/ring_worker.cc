@@ -1,0 +1,302 @@
+#include "worker/ring_worker.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/stats.h"
+#include "collective/ring_group.h"
+#include "data/fashion_mnist.h"
+#include "model/model.h"
+#include "optim/sgd.h"
+#include "plan/estimate/link_fit.h"
+#include "plan/model/ring.h"
+#include "plan/planners/ring_buckets.h"
+#include "train/local_training.h"
+#include "worker/bucket_ring.h"
+#include "worker/data_share.h"
+#include "worker/run_log.h"
+
+namespace dynacomm::worker {
+
+namespace {
+
+collective::RingGroupOptions group_options(const WorkerOptions& o) {
+  collective::RingGroupOptions g;
+  const auto colon = o.ring_store.rfind(':');
+  g.store_host = o.ring_store.substr(0, colon);
+  g.store_port = std::stoi(o.ring_store.substr(colon + 1));
+  g.host = o.ring_host;
+  g.rank = o.rank;
+  g.size = o.workers;
+  g.timeout = o.timeout;
+  // Kernel-shaped links pace the bytes; the latency is still the transport's (netns.h).
+  g.emulate.latency_ms = o.link.latency_ms;
+  if (!o.kernel_shaped) {
+    g.emulate.down_bps = o.link.down_bps;
+    g.emulate.up_bps = o.link.up_bps;
+  }
+  return g;
+}
+
+// "first-last,first-last,..." in send order, and back (checked against the units).
+std::string encode_buckets(const std::vector<plan::Segment>& buckets) {
+  std::ostringstream s;
+  for (std::size_t b = 0; b < buckets.size(); ++b)
+    s << (b ? "," : "") << buckets[b].first << "-" << buckets[b].last;
+  return s.str();
+}
+
+std::vector<plan::Segment> decode_buckets(const std::string& text, int units) {
+  std::vector<plan::Segment> out;
+  std::istringstream s(text);
+  std::string item;
+  while (std::getline(s, item, ',')) {
+    plan::Segment seg;
+    char dash = 0;
+    std::istringstream one(item);
+    if (!(one >> seg.first >> dash >> seg.last) || dash != '-')
+      throw Error("all-reduce: rank 0's buckets '" + text + "' are malformed");
+    out.push_back(seg);
+  }
+  plan::Plan(std::string("ring"), {{0, units - 1}}, out).validate(units);
+  return out;
+}
+
+std::vector<plan::Segment> layerwise(int units) {
+  std::vector<plan::Segment> out;
+  for (int u = units - 1; u >= 0; --u) out.push_back({u, u});
+  return out;
+}
+
+// What the warm-up measured: every unit's times per iteration, every bucket's all-reduce.
+struct WarmupLog {
+  std::vector<std::vector<double>> forward, backward;  // [iteration][unit]
+  std::vector<plan::TransferSample> allreduces;
+
+  // Medians over the warm-up, the cold first iteration left out when there are more.
+  plan::ModelProfile profile(plan::ModelProfile p) const {
+    const std::size_t from = forward.size() > 1 ? 1 : 0;
+    for (std::size_t u = 0; u < p.units.size(); ++u) {
+      std::vector<double> f, b;
+      for (std::size_t i = from; i < forward.size(); ++i) {
+        f.push_back(forward[i][u]);
+        b.push_back(backward[i][u]);
+      }
+      p.units[u].forward_ms = median(f);
+      p.units[u].backward_ms = median(b);
+    }
+    return p;
+  }
+  // The ring's cost: fitted to the all-reduces, else the link's (one worker: none).
+  plan::RingCost cost(const WorkerOptions& o) const {
+    if (o.workers == 1) return {};
+    const plan::LinkFit fit = plan::fit_link(allreduces);
+    if (!fit.bandwidth_fitted) return plan::RingCost::of(o.link, o.workers);
+    return {fit.overhead_ms, fit.bandwidth_bps};
+  }
+};
+
+std::vector<plan::Segment> buckets_by_rule(const std::string& rule, const plan::ModelProfile& p,
+                                           const plan::RingCost& cost) {
+  if (rule == "planned") return plan::optimal_ring_buckets(p, cost);
+  if (rule == "ddp") return plan::fixed_ring_buckets(p, 25 << 20, 1 << 20);
+  if (rule == "one") return {{0, p.num_units() - 1}};
+  return layerwise(p.num_units());
+}
+
+plan::ModelProfile unit_bytes(const WorkerOptions& o, const model::Model& model) {
+  plan::ModelProfile p;
+  p.model = o.model;
+  p.batch = o.batch;
+  p.measured_with = "dynacomm all-reduce warm-up";
+  for (const model::UnitInfo& u : model.units()) {
+    plan::UnitProfile up;
+    up.name = u.name;
+    up.params = u.params;
+    up.bytes = u.bytes();
+    p.units.push_back(up);
+  }
+  return p;
+}
+
+// After the warm-up: rank 0 plans the job's buckets and publishes them; every rank runs
+// them. The prediction and the plan go into the result.
+std::vector<plan::Segment> plan_buckets(const WorkerOptions& o, collective::RingGroup& group,
+                                        const WarmupLog& log, const plan::ModelProfile& bytes,
+                                        WorkerResult& result, std::ostream& progress) {
+  const int n = bytes.num_units();
+  std::vector<plan::Segment> buckets;
+  if (o.rank == 0) {
+    const plan::ModelProfile profile = log.profile(bytes);
+    const plan::RingCost cost = log.cost(o);
+    buckets = buckets_by_rule(o.buckets, profile, cost);
+    group.publish("buckets", encode_buckets(buckets));
+    result.profile = profile;
+    result.predicted_ms = plan::simulate_ring(profile, cost, buckets);
+    result.predicted_sequential_ms = plan::simulate_ring(profile, cost, {{0, n - 1}});
+    result.planned_link = cost.as_push_link();
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "all-reduce: %zu bucket(s) (%s), predicted %.1f ms per iteration (one bucket: "
+                  "%.1f ms); ring cost %.2f ms + %.1f Mbit/s\n",
+                  buckets.size(), o.buckets.c_str(), result.predicted_ms,
+                  result.predicted_sequential_ms, cost.fixed_ms, cost.bps / 1e6);
+    progress << line;
+  } else {
+    buckets = decode_buckets(group.read("buckets"), n);
+  }
+  result.plan = plan::Plan("allreduce-" + o.buckets, {{0, n - 1}}, buckets);
+  result.plans.push_back(
+      {1, result.plan.scheduler, result.plan, result.predicted_ms, result.predicted_ms, 0, 0});
+  return buckets;
+}
+
+// One mini-batch forward and backward; the loss and when forward ended.
+std::pair<double, Clock::time_point> forward_backward(model::Model& model,
+                                                      const data::Dataset& train,
+                                                      const std::vector<std::int64_t>& order,
+                                                      std::int64_t begin, std::int64_t batch) {
+  const auto end = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + batch);
+  data::Batch b = data::make_batch(
+      train, std::vector<std::int64_t>(order.begin() + begin, order.begin() + end));
+  torch::Tensor x = torch::from_blob(b.images.data(), {b.size(), 1, train.rows, train.cols});
+  torch::Tensor y = torch::from_blob(b.labels.data(), {b.size()}, torch::kInt64);
+  torch::Tensor loss = torch::nn::functional::cross_entropy(model.forward(x), y);
+  const auto forward_end = Clock::now();
+  loss.backward();
+  return {loss.item<double>(), forward_end};
+}
+
+// The mean of the sums, and the optimiser's step on every unit: the same on every worker.
+void apply_mean(model::Model& model, const BucketRing& ring, optim::Sgd& sgd, int workers,
+                std::int64_t it, std::vector<float>& mean) {
+  const std::vector<float>& sums = ring.sums();
+  mean.resize(sums.size());
+  const float n = static_cast<float>(workers);
+  for (std::size_t i = 0; i < sums.size(); ++i) mean[i] = sums[i] / n;
+  for (int u = 0; u < model.num_units(); ++u)
+    sgd.step(u, model.params(u), mean.data() + ring.offset(u), it);
+}
+
+void evaluate_into(model::Model& model, const data::Dataset& test, const WorkerOptions& o,
+                   RunLog& log, WorkerResult& result, bool final, bool epoch_end) {
+  const auto began = Clock::now();
+  const double accuracy = train::evaluate(model, test, o.test_samples, 256).accuracy;
+  if (!result.iterations.empty()) {
+    result.iterations.back().test_accuracy = accuracy;
+    result.iterations.back().eval_ms = final ? 0 : ms_between(began, Clock::now());
+  }
+  result.last_test_accuracy = accuracy;
+  if (epoch_end || final) result.epoch_test_accuracy.push_back(accuracy);
+  if (final) result.test_accuracy = accuracy;
+  if (!final) log.status(result, "training", true);
+  char s[40];
+  std::snprintf(s, sizeof s, "test acc %.2f%%", 100 * accuracy);
+  if (epoch_end || final) log.bar_finish(s);
+}
+
+}  // namespace
+
+WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progress) {
+  options.validate();
+  WorkerOptions o = options;
+  torch::set_num_threads(o.threads);
+  const data::Dataset train = data::load_fashion_mnist(o.data_dir, data::Split::kTrain);
+  const DataShare share = share_of(o, train);
+  auto model =
+      model::make_model({o.model, model::InputShape{1, train.rows, train.cols}, 10, o.seed});
+  const int n_units = model->num_units();
+  auto group = collective::RingGroup::connect(group_options(o));
+  std::vector<float> flat = model->flat_params();  // rank 0's: the job's initial weights
+  group->broadcast(flat.data(), static_cast<std::int64_t>(flat.size()), 0, "initial weights");
+  model->set_flat_params(flat);
+  optim::SgdOptions sgd_options = o.sgd;
+  if (sgd_options.total_iterations == 0) sgd_options.total_iterations = share.total;
+  std::vector<std::int64_t> sizes;
+  for (const model::UnitInfo& u : model->units()) sizes.push_back(u.params);
+  optim::Sgd sgd(sgd_options, sizes);
+  BucketRing ring(*model, *group, o.timeout);
+  model->set_observer(&ring);
+  const auto test = o.rank == 0 ? std::make_unique<data::Dataset>(
+                                      data::load_fashion_mnist(o.data_dir, data::Split::kTest))
+                                : nullptr;
+  RunLog log(o, share.total, o.warmup, 0, progress);
+  WorkerResult result;
+  result.steps_per_epoch = share.steps_per_epoch;
+  const plan::ModelProfile bytes = unit_bytes(o, *model);
+  WarmupLog warmup;
+  std::vector<plan::Segment> buckets;
+  std::vector<float> mean;
+  std::vector<std::int64_t> order;
+  model->train(true);
+  for (std::int64_t it = 0; it < share.total; ++it) {
+    if (stop_requested()) {
+      result.interrupted_at = it;
+      break;
+    }
+    const int epoch = static_cast<int>(it / share.steps_per_epoch) + 1;
+    const std::int64_t step = it % share.steps_per_epoch;
+    if (step == 0) {
+      order = share.mine;
+      data::shuffle(order, o.seed * 1000003 + static_cast<std::uint64_t>(epoch));
+      log.epoch_begins(epoch, std::min(share.steps_per_epoch, share.total - it),
+                       share.steps_per_epoch);
+    }
+    if (it == o.warmup) buckets = plan_buckets(o, *group, warmup, bytes, result, progress);
+    const std::vector<plan::Segment>& plan =
+        it < o.warmup ? (it % 2 ? layerwise(n_units) : std::vector<plan::Segment>{{0, n_units - 1}})
+                      : buckets;
+    const auto start = Clock::now();
+    const std::int64_t sent_before = group->bytes_sent();
+    model::seed_dropout(o.seed, o.rank, it);
+    ring.begin(it, plan);
+    const auto [loss, forward_end] =
+        forward_backward(*model, train, order, step * o.batch, o.batch);
+    ring.finish();
+    if (!std::isfinite(loss))
+      throw Error("worker " + std::to_string(o.rank) + ": training diverged at iteration " +
+                  std::to_string(it) + " (loss " + std::to_string(loss) + ")");
+    apply_mean(*model, ring, sgd, o.workers, it, mean);
+    IterationRecord r;
+    r.iteration = it;
+    r.epoch = epoch;
+    r.loss = loss;
+    r.ms = ms_between(start, Clock::now());
+    r.bytes_up = r.bytes_down = group->bytes_sent() - sent_before;
+    r.plan_id = it < o.warmup ? 0 : 1;
+    r.push_segments = plan.size();
+    r.predicted_slowest_ms = it < o.warmup ? 0 : result.predicted_ms;
+    const UnitTimes times = unit_times(ring.marks(forward_end));
+    r.compute_ms = times.compute_ms;
+    if (it < o.warmup) {
+      warmup.forward.push_back(times.forward_ms);
+      warmup.backward.push_back(times.backward_ms);
+      for (const BucketRing::BucketTime& b : ring.bucket_times())
+        warmup.allreduces.push_back(
+            {static_cast<double>(b.bytes), ms_between(b.start, b.end), 1.0});
+    }
+    result.iterations.push_back(r);
+    log.iteration_done(result, step, it < o.warmup ? "warm-up" : "training");
+    const bool epoch_end = step + 1 == share.steps_per_epoch;
+    if (o.rank == 0 && it + 1 < share.total &&
+        (epoch_end || (o.eval_every > 0 && (it + 1) % o.eval_every == 0)))
+      evaluate_into(*model, *test, o, log, result, false, epoch_end);
+  }
+  model->set_observer(nullptr);
+  result.final_weights = model->flat_params();  // every rank's: the same bits
+  if (o.rank == 0) {
+    evaluate_into(*model, *test, o, log, result, true, false);
+  }
+  std::vector<double> ms;
+  for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(o.warmup, share.total));
+       i < result.iterations.size(); ++i)
+    ms.push_back(result.iterations[i].ms);
+  result.median_iteration_ms = ms.empty() ? 0 : median(ms);
+  log.status(result, "done", true);
+  return result;
+}
+
+}  // namespace dynacomm::worker

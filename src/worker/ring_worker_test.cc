@@ -1,0 +1,70 @@
+// --arch allreduce through the real worker: its ranks as threads of this process, the ring
+// over TCP loopback (collective/ring_group.h). Every bucket plan, and every rank, ends with
+// the same weights bit for bit; with two workers they are the PS's under BSP too (the sum of
+// two floats does not depend on their order, and the optimiser is the same code).
+#include "worker/ring_worker.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "worker/test_cluster.h"
+#include "worker/worker.h"
+
+namespace dynacomm::worker {
+namespace {
+
+WorkerOptions short_job(const std::string& buckets) {
+  WorkerOptions o;
+  o.arch = "allreduce";
+  o.buckets = buckets;
+  o.model = "lenet5";  // no dropout: its masks would come from this process's one generator
+  o.batch = 32;
+  o.iterations = 6;
+  o.warmup = 2;
+  o.train_samples = 1000;
+  o.test_samples = 100;
+  o.link.down_bps = o.link.up_bps = 1e9;
+  o.link.latency_ms = 1;
+  o.sgd.schedule = optim::parse_lr_schedule("cosine");
+  o.timeout = std::chrono::seconds(120);
+  return o;
+}
+
+TEST(RingWorker, EveryBucketPlanAndEveryRankEndsWithTheSameWeights) {
+  const std::vector<WorkerResult> reference = testing::run_ring_job(short_job("one"), 3);
+  ASSERT_FALSE(reference[0].final_weights.empty());
+  EXPECT_GT(reference[0].test_accuracy, 0);
+  for (int r = 1; r < 3; ++r) EXPECT_TRUE(reference[r].final_weights == reference[0].final_weights);
+  for (const std::string rule : {"layerwise", "planned", "ddp"}) {
+    const std::vector<WorkerResult> got = testing::run_ring_job(short_job(rule), 3);
+    for (int r = 0; r < 3; ++r)
+      EXPECT_TRUE(got[r].final_weights == reference[0].final_weights)
+          << rule << " rank " << r << " changed the weights";
+  }
+  // And the weights did move: a job of one more iteration ends elsewhere.
+  WorkerOptions longer = short_job("one");
+  longer.iterations = 7;
+  EXPECT_FALSE(testing::run_ring_job(longer, 3)[0].final_weights == reference[0].final_weights);
+}
+
+TEST(RingWorker, PlannedBucketsComeWithAPredictionAndEveryUnitInOneBucket) {
+  const WorkerResult r = testing::run_ring_job(short_job("planned"), 2)[0];
+  EXPECT_GT(r.predicted_ms, 0);
+  EXPECT_NO_THROW(r.plan.validate(r.profile.num_units()));
+  EXPECT_EQ(r.iterations.size(), 6u);
+  EXPECT_GT(r.iterations.back().bytes_up, 0);
+}
+
+TEST(RingWorker, TwoWorkersLearnThePsWeightsUnderBsp) {
+  WorkerOptions ring = short_job("planned");
+  WorkerOptions ps = ring;
+  ps.arch = "ps";
+  ps.scheduler = "sequential";
+  const std::vector<float> reference = testing::run_ps_job(ps, 2).final_weights;
+  ASSERT_FALSE(reference.empty());
+  EXPECT_TRUE(testing::run_ring_job(ring, 2)[0].final_weights == reference);
+}
+
+}  // namespace
+}  // namespace dynacomm::worker
