@@ -18,23 +18,70 @@
 #include "report/run_folder.h"
 #include "worker/join.h"
 #include "worker/metrics.h"
+#include "worker/ring_worker.h"
 
 namespace dynacomm::cli {
 
+namespace {
+
+struct Flags {
+  JobFlags job;
+  std::string ps;
+  int rank = 0;
+  int threads = 1;
+  std::string out;
+  std::string key, ps_key;                    // CURVE
+  std::string ring, ring_host = "127.0.0.1";  // --arch allreduce
+};
+
+// Rank 0 leaves the run's results in its folder.
+void write_results(const Flags& f, const worker::WorkerResult& r) {
+  if (f.rank != 0 || f.out.empty()) return;
+  report::RunFolder run(f.out);
+  worker::write_metrics_csv(run, r);
+  run.write_floats("weights.bin", r.final_weights);
+  if (r.rotation_log) run.write_json("rotation.json", to_json(*r.rotation_log));
+  run.write_json("summary.json", to_json(make_summary(f.job, r)));
+}
+
+void stop_on_sigterm() {
+  // SIGTERM (the launcher's Ctrl-C): stop at the next iteration and save; again: now.
+  std::signal(SIGTERM, [](int) {
+    if (worker::stop_requested()) ::_exit(143);
+    worker::request_stop();
+  });
+}
+
+// --arch allreduce: no PS to ask; the job's settings are this command line's.
+void run_ring_worker_command(const Flags& f) {
+  if (f.ring.empty()) throw InvalidInput("--arch allreduce: --ring HOST:PORT is required");
+  if (f.rank >= f.job.workers)
+    throw InvalidInput("--rank " + std::to_string(f.rank) + ": the job has " +
+                       std::to_string(f.job.workers) + " worker(s)");
+  worker::WorkerOptions o = f.job.worker_options();
+  o.rank = f.rank;
+  o.ring_store = f.ring;
+  o.ring_host = f.ring_host;
+  o.threads = f.threads;
+  o.interactive = ::isatty(STDERR_FILENO);
+  o.out_dir = f.out;
+  stop_on_sigterm();
+  write_results(f, worker::run_ring_worker(o, std::cerr));
+}
+
+}  // namespace
+
 void add_worker_command(CLI::App& app) {
-  struct Flags {
-    JobFlags job;
-    std::string ps;
-    int rank = 0;
-    int threads = 1;
-    std::string out;
-    std::string key, ps_key;  // CURVE
-  };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("worker", "Run one edge worker against a PS");
-  cmd->add_option("--ps", f->ps, "The PS endpoint, e.g. tcp://10.0.0.1:7070")
-      ->check(endpoint_check())
-      ->required();
+  cmd->add_option("--ps", f->ps, "The PS endpoint, e.g. tcp://10.0.0.1:7070 (--arch ps)")
+      ->check(endpoint_check());
+  cmd->add_option("--ring", f->ring,
+                  "--arch allreduce: rank 0's rendezvous store, HOST:PORT (rank 0 serves it "
+                  "there; every worker of the job is given the same)");
+  cmd->add_option("--ring-host", f->ring_host,
+                  "--arch allreduce: this worker's address, where the others reach it")
+      ->capture_default_str();
   cmd->add_option("--rank", f->rank, "This worker's rank, 0..workers-1")
       ->check(CLI::Range(0, kMaxWorkers - 1))
       ->required();
@@ -57,6 +104,8 @@ void add_worker_command(CLI::App& app) {
   cmd->callback([f, cmd]() {
     // This worker's own flags, checked before the PS is asked.
     (void)f->job.worker_options();
+    if (f->job.arch == "allreduce") return run_ring_worker_command(*f);
+    if (f->ps.empty()) throw InvalidInput("--ps is required (or --arch allreduce with --ring)");
     try {
       data::check_fashion_mnist_dir(f->job.data_dir);
     } catch (const InvalidInput& e) {
@@ -96,11 +145,7 @@ void add_worker_command(CLI::App& app) {
     o.out_dir = f->out;
     o.job_settings = f->job.job_settings();
     o.curve = curve;
-    // SIGTERM (the launcher's Ctrl-C): stop at the next iteration and save; again: now.
-    std::signal(SIGTERM, [](int) {
-      if (worker::stop_requested()) ::_exit(143);
-      worker::request_stop();
-    });
+    stop_on_sigterm();
     worker::WorkerResult r;
     try {
       r = worker::run_worker(o, std::cerr);
@@ -110,12 +155,7 @@ void add_worker_command(CLI::App& app) {
       worker::tell_ps_failed(f->ps, f->rank, e.what(), keys);
       throw;
     }
-    if (f->rank != 0 || f->out.empty()) return;
-    report::RunFolder run(f->out);
-    worker::write_metrics_csv(run, r);
-    run.write_floats("weights.bin", r.final_weights);
-    if (r.rotation_log) run.write_json("rotation.json", to_json(*r.rotation_log));
-    run.write_json("summary.json", to_json(make_summary(f->job, r)));
+    write_results(*f, r);
   });
 }
 

@@ -15,6 +15,7 @@
 #include "cli/app.h"
 #include "cluster/local_cluster.h"
 #include "cluster/status.h"
+#include "net/free_port.h"
 #include "plan/replan/trace_file.h"
 #include "ps/checkpoint.h"
 #include "report/run_folder.h"
@@ -99,12 +100,77 @@ void add_worker_overrides(CLI::App* cmd, std::vector<std::string>& links,
                       "slower; repeatable)");
 }
 
+namespace {
+
+// A trace file's path for a child process (which may run elsewhere: absolute).
+std::string absolute(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (!real) throw InvalidInput("trace file " + path + ": cannot be opened");
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+// Starts the PS (--arch ps) and the workers, each in its namespace under --net netns.
+void start_processes(cluster::LocalCluster& c, const JobFlags& j,
+                     const std::vector<JobFlags>& per_worker, const std::string& run_dir,
+                     int threads, cluster::NetnsTopology* topology, const JobControl& control,
+                     double origin_ms) {
+  const bool ring = j.arch == "allreduce";
+  if (ring && !control.worker_args.empty())
+    throw InvalidInput("--arch allreduce: the ring runs over Gloo's TCP, without CURVE (yet)");
+  const report::RunFolder run(run_dir);
+  std::string endpoint, port, store;
+  if (ring) {  // rank 0 serves the rendezvous; a fresh namespace has every port free
+    store = topology ? cluster::NetnsTopology::worker_address(0) + ":29500"
+                     : "127.0.0.1:" + std::to_string(net::free_tcp_port("127.0.0.1"));
+  } else {
+    std::vector<std::string> ps_args = j.job_args();  // the workers take them from the PS
+    ps_args.insert(ps_args.end(), {"--timeout", j.timeout, "--trace", run.file("trace-ps.json")});
+    ps_args.insert(ps_args.end(), control.ps_args.begin(), control.ps_args.end());
+    // --net netns: the PS listens on its namespace's address, reachable from this machine's
+    // namespaces only; without keys, plaintext is a choice said here.
+    const bool keys = std::find(ps_args.begin(), ps_args.end(), "--key") != ps_args.end();
+    if (topology && !keys) ps_args.push_back("--insecure");
+    endpoint = topology ? c.start_ps(ps_args, topology->ps_namespace(), "tcp://0.0.0.0:0")
+                        : c.start_ps(ps_args);
+    port = endpoint.substr(endpoint.rfind(':'));
+  }
+  for (int r = 0; r < j.workers; ++r) {
+    JobFlags w = per_worker[static_cast<std::size_t>(r)];
+    w.trace_origin_ms = origin_ms;
+    w.link_trace = absolute(w.link_trace);
+    w.device_slowdown_trace = absolute(w.device_slowdown_trace);
+    std::vector<std::string> args = w.worker_args();
+    if (ring) {
+      const std::vector<std::string> job = w.job_args();
+      args.insert(args.end(), job.begin(), job.end());
+      args.insert(args.end(), {"--ring", store, "--ring-host",
+                               topology ? cluster::NetnsTopology::worker_address(r) : "127.0.0.1"});
+    } else {
+      args.insert(
+          args.end(),
+          {"--ps", topology ? "tcp://" + cluster::NetnsTopology::ps_address(r) + port : endpoint});
+    }
+    args.insert(args.end(), {"--threads", std::to_string(threads), "--out", run_dir});
+    if (static_cast<std::size_t>(r) < control.worker_args.size())
+      args.insert(args.end(), control.worker_args[static_cast<std::size_t>(r)].begin(),
+                  control.worker_args[static_cast<std::size_t>(r)].end());
+    c.start_worker(r, args, /*show_output=*/false,  // logs: run_dir/worker-R.log
+                   topology ? topology->worker_namespace(r) : "");
+  }
+}
+
+}  // namespace
+
 void validate_job(const JobFlags& job, const std::vector<JobFlags>& per_worker) {
   ps::ServerOptions server = job.server_options();
   server.validate();
   for (std::size_t r = 0; r < per_worker.size(); ++r) {
     worker::WorkerOptions o = per_worker[r].worker_options();
-    o.ps = "tcp://127.0.0.1:0";  // the launcher's; only its presence is checked
+    o.ps = "tcp://127.0.0.1:0";    // the launcher's; only its presence is checked
+    o.ring_store = "127.0.0.1:1";  // the same (--arch allreduce)
     o.rank = static_cast<int>(r);
     o.validate();
   }
@@ -142,14 +208,6 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
   const auto origin = std::chrono::steady_clock::now();
   const double origin_ms =
       std::chrono::duration<double, std::milli>(origin.time_since_epoch()).count();
-  auto absolute = [](const std::string& path) {
-    if (path.empty() || path[0] == '/') return path;
-    char* real = ::realpath(path.c_str(), nullptr);
-    if (!real) throw InvalidInput("trace file " + path + ": cannot be opened");
-    std::string out(real);
-    std::free(real);
-    return out;
-  };
   std::unique_ptr<TimedReplay> tc_replay;
   if (topology && !j.link_trace.empty()) {
     const plan::LinkTrace trace = plan::load_link_trace(j.link_trace);
@@ -164,33 +222,7 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
   report::RunFolder run(run_dir);
   // The light `dynacomm`: the PS runs without libtorch, the workers in dynacomm-compute.
   cluster::LocalCluster c(sibling_exe("dynacomm"), run_dir, std::chrono::seconds(30));
-  std::vector<std::string> ps_args = j.job_args();  // the workers take them from the PS
-  ps_args.insert(ps_args.end(), {"--timeout", j.timeout, "--trace", run.file("trace-ps.json")});
-  ps_args.insert(ps_args.end(), control.ps_args.begin(), control.ps_args.end());
-  // --net netns: the PS listens on its namespace's address, reachable from this machine's
-  // namespaces only; without keys, plaintext is a choice said here.
-  const bool keys = std::find(ps_args.begin(), ps_args.end(), "--key") != ps_args.end();
-  if (topology && !keys) ps_args.push_back("--insecure");
-  const std::string endpoint =
-      topology ? c.start_ps(ps_args, topology->ps_namespace(), "tcp://0.0.0.0:0")
-               : c.start_ps(ps_args);
-  const std::string port = endpoint.substr(endpoint.rfind(':'));
-  for (int r = 0; r < j.workers; ++r) {
-    JobFlags w = per_worker[static_cast<std::size_t>(r)];
-    w.trace_origin_ms = origin_ms;
-    w.link_trace = absolute(w.link_trace);
-    w.device_slowdown_trace = absolute(w.device_slowdown_trace);
-    std::vector<std::string> args = w.worker_args();
-    const std::string ps =
-        topology ? "tcp://" + cluster::NetnsTopology::ps_address(r) + port : endpoint;
-    args.insert(args.end(), {"--ps", ps, "--threads", std::to_string(threads)});
-    args.insert(args.end(), {"--out", run_dir});
-    if (static_cast<std::size_t>(r) < control.worker_args.size())
-      args.insert(args.end(), control.worker_args[static_cast<std::size_t>(r)].begin(),
-                  control.worker_args[static_cast<std::size_t>(r)].end());
-    c.start_worker(r, args, /*show_output=*/false,  // logs: run_dir/worker-R.log
-                   topology ? topology->worker_namespace(r) : "");
-  }
+  start_processes(c, j, per_worker, run_dir, threads, topology, control, origin_ms);
   // One display for the whole cluster: redrawn in place on a terminal, a line every 30 s
   // elsewhere.
   const bool interactive = ::isatty(STDERR_FILENO);

@@ -166,6 +166,17 @@ void JobFlags::add_job_flags(CLI::App* cmd, bool bench_lists) {
       })
       ->capture_default_str();
   add_sync_flag(cmd, sync, bench_lists);
+  cmd->add_option("--arch", arch,
+                  "Architecture: ps (a parameter server, every scheduler and mode above), or "
+                  "allreduce (no PS: the workers sum their gradients over a ring on Gloo, in "
+                  "buckets overlapping backward; docs/architectures.md)")
+      ->check(CLI::IsMember({"ps", "allreduce"}))
+      ->capture_default_str();
+  cmd->add_option("--buckets", buckets,
+                  "allreduce: planned (the DynaComm push DP under the ring's measured cost), "
+                  "ddp (PyTorch DDP's 25 MB buckets), one, or layerwise")
+      ->check(CLI::IsMember({"planned", "ddp", "one", "layerwise"}))
+      ->capture_default_str();
   cmd->add_option("--warmup", warmup,
                   "Warm-up iterations (sequential and layerwise plans in turn) measuring compute "
                   "and transfers; the scheduler plans after them (>= 1)")
@@ -261,6 +272,8 @@ std::vector<std::pair<std::string, std::string>> JobFlags::job_settings() const 
           {"--compress", compress},
           {"--compress-pulls", compress_pulls},
           {"--sync", sync},
+          {"--arch", arch},
+          {"--buckets", buckets},
           {"--warmup", std::to_string(warmup)},
           {"--replan", replan},
           {"--replan-threshold", num(replan_threshold)},
@@ -364,6 +377,8 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.compression = compress;
   o.pull_compression = compress_pulls;
   o.sync = sync;
+  o.arch = arch;
+  o.buckets = buckets;
   o.sgd = sgd();
   o.link.down_bps = plan::parse_bandwidth_bps(down);
   o.link.up_bps = up.empty() ? o.link.down_bps : plan::parse_bandwidth_bps(up);

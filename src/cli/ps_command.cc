@@ -79,6 +79,9 @@ void add_ps_command(CLI::App& app) {
                   "its connection")
       ->capture_default_str();
   cmd->callback([f]() {
+    if (f->job.arch != "ps")
+      throw InvalidInput("--arch " + f->job.arch +
+                         ": the workers need no PS (dynacomm worker --ring, or dynacomm train)");
     ps::ServerOptions options = f->job.server_options();
     options.listen = f->listen;
     options.peer_timeout = std::chrono::milliseconds(

@@ -76,11 +76,15 @@ void run_cluster(const TrainFlags& f) {
   const std::string run_dir = f.out.empty() ? default_run_dir(j, false) : f.out;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = f.threads > 0 ? f.threads : std::max(1, cores / j.workers);
+  const std::string how = j.arch == "allreduce"
+                              ? "all-reduce over a ring, " + j.buckets + " buckets"
+                              : "scheduler " + j.scheduler;
   std::fprintf(stderr,
-               "dynacomm: 1 PS + %d workers on this machine, model %s, scheduler %s, "
+               "dynacomm: %s%d workers on this machine, model %s, %s, "
                "links %s down / %s up, %s latency; results in %s\n",
-               j.workers, j.model.c_str(), j.scheduler.c_str(), j.down.c_str(),
-               (j.up.empty() ? j.down : j.up).c_str(), j.latency.c_str(), run_dir.c_str());
+               j.arch == "allreduce" ? "" : "1 PS + ", j.workers, j.model.c_str(), how.c_str(),
+               j.down.c_str(), (j.up.empty() ? j.down : j.up).c_str(), j.latency.c_str(),
+               run_dir.c_str());
   for (int r = 0; r < j.workers; ++r) {
     const JobFlags& w = per_worker[static_cast<std::size_t>(r)];
     if (w.down != j.down || w.up != j.up || w.latency != j.latency)

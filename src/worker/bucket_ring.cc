@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "worker/worker.h"
 
 namespace dynacomm::worker {
 
@@ -14,7 +15,7 @@ BucketRing::BucketRing(model::Model& model, collective::RingGroup& group,
   const int n = model.num_units();
   offsets_.assign(static_cast<std::size_t>(n) + 1, 0);
   for (int u = 0; u < n; ++u) offsets_[u + 1] = offsets_[u] + model.units()[u].params;
-  sums_.assign(static_cast<std::size_t>(offsets_.back()), 0.f);
+  sums_.assign(static_cast<std::size_t>(offsets_.back()) + 1, 0.f);
   const auto zero = std::vector<double>(static_cast<std::size_t>(n), 0.0);
   marks_.called.resize(n);
   marks_.passed.resize(n);
@@ -90,12 +91,17 @@ void BucketRing::run(std::int64_t it) {
       for (int u = s.first; u <= s.last; ++u)
         std::memcpy(sums_.data() + offsets_[u], model_.grads(u),
                     static_cast<std::size_t>(model_.units()[u].bytes()));
-      const std::int64_t from = offsets_[s.first], count = offsets_[s.last + 1] - from;
+      const std::int64_t from = offsets_[s.first];
+      std::int64_t count = offsets_[s.last + 1] - from;
+      if (s.last + 1 == model_.num_units()) {  // the top unit's bucket carries the vote
+        sums_.back() = stop_requested() ? 1.f : 0.f;
+        ++count;
+      }
       group_.allreduce_sum(sums_.data() + from, count, from,
                            "iteration " + std::to_string(it) + " bucket " + std::to_string(b) +
                                " (units " + std::to_string(s.first) + ".." +
                                std::to_string(s.last) + ")");
-      times_[b].bytes = count * 4;
+      times_[b].bytes = (offsets_[s.last + 1] - from) * 4;
       times_[b].end = Clock::now();
     }
   } catch (...) {

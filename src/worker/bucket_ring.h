@@ -11,6 +11,7 @@
 //   ring.finish();                    // every bucket summed: ring.sums()
 //
 // Training thread: begin, finish and the accessors; backward's thread: the observer calls.
+// The vote to stop is worker::stop_requested() (worker.h) when the top unit's bucket leaves.
 #pragma once
 
 #include <chrono>
@@ -42,6 +43,10 @@ class BucketRing : public model::UnitObserver {
   void finish();
   // Every unit's gradients summed over the workers, units in order, after finish().
   const std::vector<float>& sums() const { return sums_; }
+  // How many workers asked to stop in this iteration (a vote carried by the bucket holding
+  // the top unit, read when it leaves): every worker sees the same count, so all stop after
+  // the same iteration.
+  int stop_votes() const { return static_cast<int>(sums_.back()); }
   std::int64_t offset(int unit) const { return offsets_[static_cast<std::size_t>(unit)]; }
 
   struct BucketTime {
@@ -62,7 +67,7 @@ class BucketRing : public model::UnitObserver {
   collective::RingGroup& group_;
   const std::chrono::milliseconds timeout_;
   std::vector<std::int64_t> offsets_;  // of each unit in the flat gradient; and the end
-  std::vector<float> sums_;
+  std::vector<float> sums_;            // the flat gradient, then the stop vote
   std::vector<plan::Segment> buckets_;
   std::vector<BucketTime> times_;
   GateMarks marks_;

@@ -233,10 +233,6 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
   std::vector<std::int64_t> order;
   model->train(true);
   for (std::int64_t it = 0; it < share.total; ++it) {
-    if (stop_requested()) {
-      result.interrupted_at = it;
-      break;
-    }
     const int epoch = static_cast<int>(it / share.steps_per_epoch) + 1;
     const std::int64_t step = it % share.steps_per_epoch;
     if (step == 0) {
@@ -280,6 +276,10 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
     }
     result.iterations.push_back(r);
     log.iteration_done(result, step, it < o.warmup ? "warm-up" : "training");
+    if (ring.stop_votes() > 0 && it + 1 < share.total) {  // every worker stops here
+      result.interrupted_at = it + 1;
+      break;
+    }
     const bool epoch_end = step + 1 == share.steps_per_epoch;
     if (o.rank == 0 && it + 1 < share.total &&
         (epoch_end || (o.eval_every > 0 && (it + 1) % o.eval_every == 0)))
