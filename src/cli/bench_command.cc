@@ -22,6 +22,7 @@ void add_bench_command(CLI::App& app) {
   f->job.add_job_flags(cmd, /*bench_lists=*/true);
   f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
+  f->job.add_ps_link_flag(cmd);
   std::vector<std::string> known = plan::planner_names();
   known.push_back("all");
   cmd->add_option("--schedulers", f->schedulers,

@@ -16,6 +16,7 @@
 #include "cluster/local_cluster.h"
 #include "cluster/status.h"
 #include "net/free_port.h"
+#include "plan/model/quantity.h"
 #include "plan/replan/trace_file.h"
 #include "ps/checkpoint.h"
 #include "report/run_folder.h"
@@ -133,7 +134,7 @@ void start_processes(cluster::LocalCluster& c, const JobFlags& j,
     // namespaces only; without keys, plaintext is a choice said here.
     const bool keys = std::find(ps_args.begin(), ps_args.end(), "--key") != ps_args.end();
     if (topology && !keys) ps_args.push_back("--insecure");
-    endpoint = topology ? c.start_ps(ps_args, topology->ps_namespace(), "tcp://0.0.0.0:0")
+    endpoint = topology ? c.start_ps(ps_args, topology->server_namespace(), "tcp://0.0.0.0:0")
                         : c.start_ps(ps_args);
     port = endpoint.substr(endpoint.rfind(':'));
   }
@@ -149,9 +150,8 @@ void start_processes(cluster::LocalCluster& c, const JobFlags& j,
       args.insert(args.end(), {"--ring", store, "--ring-host",
                                topology ? cluster::NetnsTopology::worker_address(r) : "127.0.0.1"});
     } else {
-      args.insert(
-          args.end(),
-          {"--ps", topology ? "tcp://" + cluster::NetnsTopology::ps_address(r) + port : endpoint});
+      args.insert(args.end(),
+                  {"--ps", topology ? "tcp://" + topology->server_address(r) + port : endpoint});
     }
     args.insert(args.end(), {"--threads", std::to_string(threads), "--out", run_dir});
     if (static_cast<std::size_t>(r) < control.worker_args.size())
@@ -185,17 +185,31 @@ std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_
   return rates;
 }
 
+cluster::CloudLinkRates cloud_rates(const JobFlags& job) {
+  if (job.ps_link.empty()) return {};
+  if (job.net != "netns")
+    throw InvalidInput("--ps-link " + job.ps_link +
+                       ": the PS's shared link is shaped by the kernel: give --net netns");
+  const auto comma = job.ps_link.find(',');
+  const double in = plan::parse_bandwidth_bps(job.ps_link.substr(0, comma));
+  return {in, comma == std::string::npos
+                  ? in
+                  : plan::parse_bandwidth_bps(job.ps_link.substr(comma + 1))};
+}
+
 RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
                            const std::string& run_dir, int threads,
                            cluster::NetnsTopology* topology, const cluster::StatusStyle& style,
                            const JobControl& control) {
   const int max_restarts = control.max_restarts;
   validate_job(j, per_worker);  // every flag, before any process starts
+  (void)cloud_rates(j);         // --ps-link only with --net netns
   // --net netns: the PS and each worker in their own network namespace, the links shaped
   // by tbf; a topology made here is removed when this function leaves, however it leaves.
   std::unique_ptr<cluster::NetnsTopology> own;
   if (j.net == "netns" && !topology) {
-    own = std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker));
+    own =
+        std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker), cloud_rates(j));
     topology = own.get();
     std::fprintf(stderr,
                  "dynacomm: network namespaces %s-*: links shaped by tbf, latency added "

@@ -56,7 +56,8 @@ RunSummary run_cluster_job(const JobFlags& job, const std::vector<JobFlags>& per
 // starts. Throws InvalidInput naming it.
 void validate_job(const JobFlags& job, const std::vector<JobFlags>& per_worker);
 
-// The link rates of every worker, for a NetnsTopology.
+// The link rates of every worker, and of the PS's link (--ps-link), for a NetnsTopology.
 std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_worker);
+cluster::CloudLinkRates cloud_rates(const JobFlags& job);
 
 }  // namespace dynacomm::cli

@@ -251,6 +251,24 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
       ->group("");
 }
 
+void JobFlags::add_ps_link_flag(CLI::App* cmd) {
+  cmd->add_option("--ps-link", ps_link,
+                  "The PS's own link, shared by every worker (--net netns): IN[,OUT], e.g. "
+                  "1gbit: what all workers send the PS shares IN, what it sends them OUT "
+                  "(default: IN); unlimited when not given. Traffic between workers "
+                  "(--arch allreduce) does not cross it")
+      ->check([](const std::string& spec) {
+        try {
+          const auto comma = spec.find(',');
+          plan::parse_bandwidth_bps(spec.substr(0, comma));
+          if (comma != std::string::npos) plan::parse_bandwidth_bps(spec.substr(comma + 1));
+        } catch (const InvalidInput& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      });
+}
+
 std::vector<std::pair<std::string, std::string>> JobFlags::job_settings() const {
   return {{"--model", model},
           {"--workers", std::to_string(workers)},

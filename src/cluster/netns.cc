@@ -164,7 +164,8 @@ int NetnsTopology::clean_leftovers() {
   return removed;
 }
 
-NetnsTopology::NetnsTopology(int workers, const std::vector<EdgeLinkRates>& rates)
+NetnsTopology::NetnsTopology(int workers, const std::vector<EdgeLinkRates>& rates,
+                             const CloudLinkRates& cloud)
     : workers_(workers) {
   if (const std::string why = unavailable_reason(); !why.empty()) throw Error(why);
   if (workers < 1 || workers > 250 || rates.size() != static_cast<std::size_t>(workers))
@@ -173,6 +174,9 @@ NetnsTopology::NetnsTopology(int workers, const std::vector<EdgeLinkRates>& rate
     if (!(r.down_bps > 0) || !(r.up_bps > 0) || !std::isfinite(r.down_bps) ||
         !std::isfinite(r.up_bps))
       throw InvalidInput("netns: link rates must be positive");
+  if (!(cloud.in_bps >= 0) || !(cloud.out_bps >= 0) || !std::isfinite(cloud.in_bps) ||
+      !std::isfinite(cloud.out_bps))
+    throw InvalidInput("netns: the cloud link's rates must be positive (0: unlimited)");
   char p[16];
   std::snprintf(p, sizeof p, "dc%x", static_cast<unsigned>(::getpid()));
   prefix_ = p;
@@ -206,12 +210,41 @@ NetnsTopology::NetnsTopology(int workers, const std::vector<EdgeLinkRates>& rate
       must({"ip", "-n", w, "route", "add", "default", "via", ps_address(r)});
     }
     must({"ip", "netns", "exec", ps, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"});
+    if (cloud.limited()) add_cloud(cloud);
   } catch (...) {
     destroy();
     // A veth made but not moved yet lives in the root namespace.
     for (int r = 0; r < workers; ++r) run_tool({"ip", "link", "delete", prefix_ + "p" + std::to_string(r)});
+    run_tool({"ip", "link", "delete", prefix_ + "c"});
     throw;
   }
+}
+
+// The PS's namespace behind one shaped veth pair from the switch: "c" at the switch (its
+// egress: into the PS), "s" at the PS (its egress: out of the PS).
+void NetnsTopology::add_cloud(const CloudLinkRates& cloud) {
+  const std::string sw = ps_namespace(), server = prefix_ + "-cloud";
+  const std::string cv = prefix_ + "c", sv = prefix_ + "s";
+  must({"ip", "netns", "add", server});
+  created_.push_back(server);
+  cloud_ = true;
+  must({"ip", "-n", server, "link", "set", "lo", "up"});
+  must({"ip", "link", "add", cv, "type", "veth", "peer", "name", sv});
+  must({"ip", "link", "set", cv, "netns", sw});
+  must({"ip", "link", "set", sv, "netns", server});
+  must({"ip", "-n", sw, "addr", "add", "10.213.255.1/30", "dev", cv});
+  must({"ip", "-n", server, "addr", "add", std::string(kCloudAddress) + "/30", "dev", sv});
+  must({"ip", "-n", sw, "link", "set", cv, "up"});
+  must({"ip", "-n", server, "link", "set", sv, "up"});
+  auto shape = [&](const std::string& ns, const std::string& dev, double bps) {
+    if (bps <= 0) return;
+    std::vector<std::string> tc = {"tc", "-n", ns, "qdisc", "add", "dev", dev, "root"};
+    for (const auto& a : tbf_args(bps)) tc.push_back(a);
+    must(tc);
+  };
+  shape(sw, cv, cloud.in_bps);
+  shape(server, sv, cloud.out_bps);
+  must({"ip", "-n", server, "route", "add", "default", "via", "10.213.255.1"});
 }
 
 NetnsTopology::~NetnsTopology() { destroy(); }

@@ -18,6 +18,11 @@
 // (worker), each pair alone in its namespaces, so runs can reuse them. The PS namespace
 // forwards between the pairs, so workers reach each other (10.213.r.2) too, crossing both
 // of their edge links, as through a switch at the cloud.
+//
+// A cloud link (`cloud`, --ps-link): the PS then runs in a namespace of its own behind one
+// more veth pair from the switch (10.213.255.1 / 10.213.255.2, the PS's address for every
+// worker), shaped by tbf on each end: what all workers send to the PS shares `in_bps`, what
+// it sends them `out_bps` (0: that direction unshaped). Traffic between workers stays off it.
 #pragma once
 
 #include <string>
@@ -29,15 +34,29 @@ struct EdgeLinkRates {
   double down_bps = 0, up_bps = 0;
 };
 
+// The PS's own link, shared by every worker (0: unlimited).
+struct CloudLinkRates {
+  double in_bps = 0, out_bps = 0;
+  bool limited() const { return in_bps > 0 || out_bps > 0; }
+};
+
 class NetnsTopology {
  public:
-  NetnsTopology(int workers, const std::vector<EdgeLinkRates>& rates);
+  NetnsTopology(int workers, const std::vector<EdgeLinkRates>& rates,
+                const CloudLinkRates& cloud = {});
   ~NetnsTopology();
   NetnsTopology(const NetnsTopology&) = delete;
   NetnsTopology& operator=(const NetnsTopology&) = delete;
 
   const std::string& prefix() const { return prefix_; }
-  std::string ps_namespace() const { return prefix_ + "-ps"; }
+  std::string ps_namespace() const { return prefix_ + "-ps"; }  // the switch
+  // Where the PS runs, and its address for worker `rank`: behind the cloud link when there
+  // is one, else the switch itself.
+  std::string server_namespace() const { return cloud_ ? prefix_ + "-cloud" : ps_namespace(); }
+  std::string server_address(int rank) const {
+    return cloud_ ? std::string(kCloudAddress) : ps_address(rank);
+  }
+  static constexpr const char* kCloudAddress = "10.213.255.2";
   std::string worker_namespace(int rank) const { return prefix_ + "-w" + std::to_string(rank); }
   // The worker's end of its veth pair, inside its namespace.
   std::string worker_interface(int rank) const { return prefix_ + "w" + std::to_string(rank); }
@@ -55,8 +74,11 @@ class NetnsTopology {
   static int clean_leftovers();
 
  private:
+  void add_cloud(const CloudLinkRates& cloud);
+
   std::string prefix_;
   int workers_;
+  bool cloud_ = false;
   std::vector<std::string> created_;  // namespaces, for destroy()
 };
 

@@ -229,7 +229,7 @@ void run_codec_bench(const BenchFlags& f) {
   std::unique_ptr<cluster::NetnsTopology> topology;
   if (base.net == "netns")
     topology = std::make_unique<cluster::NetnsTopology>(
-        base.workers, link_rates(per_worker_flags(base, f.links, f.slowdowns)));
+        base.workers, link_rates(per_worker_flags(base, f.links, f.slowdowns)), cloud_rates(base));
 
   std::vector<CodecRun> runs;
   const std::size_t jobs = codecs.size() * static_cast<std::size_t>(f.repeat);

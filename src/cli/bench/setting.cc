@@ -39,7 +39,8 @@ void bench_setting(const BenchFlags& f, const JobFlags& base, const std::string&
                base.rotation.c_str(), measured_each);
   std::unique_ptr<cluster::NetnsTopology> topology;
   if (j.net == "netns")
-    topology = std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker));
+    topology =
+        std::make_unique<cluster::NetnsTopology>(j.workers, link_rates(per_worker), cloud_rates(j));
   // The progress line: which setting, and the rotation's turns.
   const std::vector<std::string> sweep = split(f.sweep);
   const auto at = std::find(sweep.begin(), sweep.end(), bw);
