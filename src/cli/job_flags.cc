@@ -57,6 +57,33 @@ void add_sync_flag(CLI::App* cmd, std::string& sync, bool list) {
 }
 }  // namespace
 
+std::vector<std::string> split_arch_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string one; std::getline(in, one, ',');) {
+    if (one.empty()) throw InvalidInput("--arch '" + list + "': an empty architecture in the list");
+    out.push_back(one);
+  }
+  if (out.empty()) throw InvalidInput("--arch: none given");
+  return out;
+}
+
+void JobFlags::set_arch(const std::string& spec) {
+  const auto colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
+  if (name != "ps" && name != "allreduce")
+    throw InvalidInput("--arch '" + spec + "': known: ps, allreduce, allreduce:RULE");
+  if (colon != std::string::npos) {
+    const std::string rule = spec.substr(colon + 1);
+    if (name != "allreduce" ||
+        (rule != "planned" && rule != "ddp" && rule != "one" && rule != "layerwise"))
+      throw InvalidInput("--arch '" + spec +
+                         "': allreduce:RULE, RULE one of planned, ddp, one, layerwise");
+    buckets = rule;
+  }
+  arch = name;
+}
+
 std::vector<std::string> split_sync_list(const std::string& list) {
   std::vector<std::string> out;
   std::stringstream in(list);
@@ -166,11 +193,27 @@ void JobFlags::add_job_flags(CLI::App* cmd, bool bench_lists) {
       })
       ->capture_default_str();
   add_sync_flag(cmd, sync, bench_lists);
+  const std::string arch_help =
+      "ps (a parameter server, every scheduler and mode above), or allreduce (no PS: the "
+      "workers sum their gradients over a ring on Gloo, in buckets overlapping backward; "
+      "docs/architectures.md)";
   cmd->add_option("--arch", arch,
-                  "Architecture: ps (a parameter server, every scheduler and mode above), or "
-                  "allreduce (no PS: the workers sum their gradients over a ring on Gloo, in "
-                  "buckets overlapping backward; docs/architectures.md)")
-      ->check(CLI::IsMember({"ps", "allreduce"}))
+                  bench_lists ? "Architectures to compare, comma-separated, one job each: " +
+                                    arch_help + "; allreduce:RULE takes --buckets RULE"
+                              : "Architecture: " + arch_help)
+      ->check([bench_lists](const std::string& spec) {
+        try {
+          for (const std::string& one : bench_lists ? split_arch_list(spec) : std::vector{spec}) {
+            JobFlags probe;
+            probe.set_arch(one);
+            if (!bench_lists && probe.arch != one)
+              throw InvalidInput("--arch " + one + ": ps or allreduce (--buckets sets the rule)");
+          }
+        } catch (const InvalidInput& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      })
       ->capture_default_str();
   cmd->add_option("--buckets", buckets,
                   "allreduce: planned (the DynaComm push DP under the ring's measured cost), "

@@ -73,10 +73,15 @@ struct JobFlags {
   void adopt(const net::JobConfig& job, const CLI::App& given, const std::string& ps);
 
   optim::SgdOptions sgd() const;
+  // "ps", "allreduce" or "allreduce:RULE" (the bench's list entries): arch, and buckets.
+  // InvalidInput otherwise.
+  void set_arch(const std::string& spec);
   ps::ServerOptions server_options() const;
   worker::WorkerOptions worker_options() const;  // rank and --ps left to the caller
 };
 
+// "ps,allreduce,allreduce:ddp" as its entries (the bench's --arch); InvalidInput on an empty one.
+std::vector<std::string> split_arch_list(const std::string& list);
 // "bsp,ssp:2,asp" as its modes (the bench's --sync); InvalidInput on an empty one.
 std::vector<std::string> split_sync_list(const std::string& list);
 

@@ -136,6 +136,7 @@ std::vector<plan::Segment> plan_buckets(const WorkerOptions& o, collective::Ring
     group.publish("buckets", encode_buckets(buckets));
     result.profile = profile;
     result.predicted_ms = plan::simulate_ring(profile, cost, buckets);
+    result.predicted_slowest_ms = result.predicted_ms;  // rank 0's profile plans for all
     result.predicted_sequential_ms = plan::simulate_ring(profile, cost, {{0, n - 1}});
     result.planned_link = cost.as_push_link();
     char line[200];

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/stats.h"
 #include "cli/bench/common.h"
+#include "cli/bench/ddp_peer.h"
 #include "cli/cluster_job.h"
 #include "cluster/local_cluster.h"
 #include "compress/push_codec.h"
@@ -157,20 +158,27 @@ std::string table_of(const std::vector<CodecRow>& rows, bool to_accuracy, double
   return md;
 }
 
-// What the jobs differ in: the --compress list, or the --sync one.
+// What the jobs differ in: the --compress list, the --sync one or the --arch one.
 struct Axis {
   std::string flag, noun, stem;  // "--sync", "synchronisation mode", "sync"
-  std::string JobFlags::*field;
+  void (*set)(JobFlags&, const std::string&);
   std::vector<std::string> values;
 };
 
 Axis axis_of(const JobFlags& job) {
   const std::vector<std::string> codecs = compress::split_codec_list(job.compress);
   const std::vector<std::string> modes = split_sync_list(job.sync);
-  if (codecs.size() > 1 && modes.size() > 1)
-    throw InvalidInput("bench: a --compress list or a --sync list, not both (one bench each)");
-  if (modes.size() > 1) return {"--sync", "synchronisation mode", "sync", &JobFlags::sync, modes};
-  return {"--compress", "codec", "codecs", &JobFlags::compress, codecs};
+  const std::vector<std::string> archs = split_arch_list(job.arch);
+  if ((codecs.size() > 1) + (modes.size() > 1) + (archs.size() > 1) > 1)
+    throw InvalidInput("bench: one list of --compress, --sync or --arch, not two (one bench each)");
+  if (archs.size() > 1)
+    return {"--arch", "architecture", "arch",
+            [](JobFlags& j, const std::string& v) { j.set_arch(v); }, archs};
+  if (modes.size() > 1)
+    return {"--sync", "synchronisation mode", "sync",
+            [](JobFlags& j, const std::string& v) { j.sync = v; }, modes};
+  return {"--compress", "codec", "codecs",
+          [](JobFlags& j, const std::string& v) { j.compress = v; }, codecs};
 }
 
 // The per-worker overrides as the flags say them ("" when none).
@@ -182,15 +190,19 @@ std::string overrides(const BenchFlags& f) {
 }
 
 // The flags of the codec bench's jobs, checked before anything starts.
-JobFlags codec_job(const BenchFlags& f, bool to_accuracy) {
+JobFlags codec_job(const BenchFlags& f, bool to_accuracy, const Axis& axis) {
   JobFlags base = f.job;
   base.rotation.clear();
   if (!f.sweep.empty())
     throw InvalidInput(
         "bench: --sweep-bandwidth is for the schedulers' bench; the codecs' bench runs the "
         "link of --down/--up (one bench per link)");
-  if (!f.peers.empty())
-    throw InvalidInput("bench: --peers is for the schedulers' bench, not with --compress lists");
+  if (!f.peers.empty() && (axis.stem != "arch" || to_accuracy || base.net != "netns"))
+    throw InvalidInput(
+        "bench: --peers is for the schedulers' bench, or an --arch list's per-iteration bench "
+        "under --net netns");
+  for (const std::string& p : f.peers)
+    if (p != "ddp") throw InvalidInput("bench: unknown peer '" + p + "' (known: ddp)");
   if (!to_accuracy) {
     if (f.iterations < 1) throw InvalidInput("bench: --iterations must be at least 1");
     base.iterations = base.warmup + f.iterations + 1;  // the last is not measured
@@ -207,7 +219,7 @@ JobFlags codec_job(const BenchFlags& f, bool to_accuracy) {
 
 bool codec_bench_requested(const BenchFlags& f) {
   return f.job.target_accuracy > 0 || compress::split_codec_list(f.job.compress).size() > 1 ||
-         split_sync_list(f.job.sync).size() > 1;
+         split_sync_list(f.job.sync).size() > 1 || split_arch_list(f.job.arch).size() > 1;
 }
 
 void run_codec_bench(const BenchFlags& f) {
@@ -215,10 +227,10 @@ void run_codec_bench(const BenchFlags& f) {
   const std::vector<std::string>& codecs = axis.values;
   const bool to_accuracy = f.job.target_accuracy > 0;
   if (f.repeat < 1) throw InvalidInput("bench: --repeat must be at least 1");
-  const JobFlags base = codec_job(f, to_accuracy);
+  const JobFlags base = codec_job(f, to_accuracy, axis);
   for (const std::string& c : codecs) {
     JobFlags j = base;
-    j.*axis.field = c;
+    axis.set(j, c);
     validate_job(j, per_worker_flags(j, f.links, f.slowdowns));
   }
   const std::string out = f.out.empty() ? "runs/bench-" + axis.stem + "-" + base.model : f.out;
@@ -236,7 +248,7 @@ void run_codec_bench(const BenchFlags& f) {
   for (int round = 1; round <= f.repeat; ++round)
     for (const std::string& codec : codecs) {
       JobFlags j = base;
-      j.*axis.field = codec;
+      axis.set(j, codec);
       const std::string dir =
           out + "/" + folder_name(codec) + (f.repeat > 1 ? "-" + std::to_string(round) : "");
       const cluster::StatusStyle style{
@@ -251,18 +263,32 @@ void run_codec_bench(const BenchFlags& f) {
                                     topology.get(), style, control);
       read_run(dir, run);
       runs.push_back(std::move(run));
+      if (codec == codecs.back() && !f.peers.empty()) {  // PyTorch DDP on the same links
+        CodecRun ddp{"pytorch-ddp", {}, {}, {}, {}, {"pytorch-ddp", {}, {}}};
+        const std::string ddp_dir =
+            out + "/pytorch-ddp" + (f.repeat > 1 ? "-" + std::to_string(round) : "");
+        report::RunFolder made(ddp_dir);  // the peer writes into it
+        JobFlags dj = base;
+        dj.iterations = f.iterations;
+        ddp.iteration_ms = run_ddp(f, dj, *topology, ddp_dir, threads).first.values;
+        runs.push_back(std::move(ddp));
+      }
     }
+  std::vector<std::string> row_names = codecs;
+  if (!f.peers.empty()) row_names.push_back("pytorch-ddp");
 
   std::vector<CodecRow> rows;
-  for (const std::string& codec : codecs) rows.push_back(row_of(codec, runs));
+  for (const std::string& codec : row_names) rows.push_back(row_of(codec, runs));
   nlohmann::json json = nlohmann::json::array();
   const worker::WorkerOptions wo = base.worker_options();
   std::string md =
       std::string("# dynacomm bench: ") +
-      (axis.stem == "sync" ? "synchronisation" : "compression") + ", " + base.model + ", " +
-      std::to_string(base.workers) + " workers, batch " + std::to_string(base.batch) + ", " +
-      fmt("%.0f", wo.link.down_bps / 1e6) + " Mbit/s down / " + fmt("%.0f", wo.link.up_bps / 1e6) +
-      " Mbit/s up, latency " + base.latency + ", links " +
+      (axis.stem == "sync"   ? "synchronisation"
+       : axis.stem == "arch" ? "architectures"
+                             : "compression") +
+      ", " + base.model + ", " + std::to_string(base.workers) + " workers, batch " +
+      std::to_string(base.batch) + ", " + fmt("%.0f", wo.link.down_bps / 1e6) + " Mbit/s down / " +
+      fmt("%.0f", wo.link.up_bps / 1e6) + " Mbit/s up, latency " + base.latency + ", links " +
       (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") + ", scheduler " +
       base.scheduler +
       (base.compress_pulls == "none" ? std::string()
