@@ -40,6 +40,7 @@ RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
   s.model = job.model;
   s.replan = job.replan;
   s.sync = job.sync;
+  s.arch = job.arch == "allreduce" ? "allreduce:" + job.buckets : job.arch;
   s.workers = job.workers;
   s.batch = job.batch;
   s.iterations = static_cast<std::int64_t>(r.iterations.size());
@@ -167,6 +168,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"plans", plans},
           {"replan", s.replan},
           {"sync", s.sync},
+          {"arch", s.arch},
           {"plan_changes", changes},
           {"ideal_ms", s.ideal_ms},
           {"final_estimates", s.final_estimates},
@@ -200,6 +202,7 @@ RunSummary summary_from_json(const nlohmann::json& j) {
   s.model = get<std::string>(j, "model");
   s.replan = get<std::string>(j, "replan");
   s.sync = j.value("sync", "bsp");  // written before the modes: BSP
+  s.arch = j.value("arch", "ps");
   s.workers = get<int>(j, "workers");
   s.batch = get<int>(j, "batch");
   s.iterations = get<std::int64_t>(j, "iterations");

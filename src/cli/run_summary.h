@@ -40,6 +40,7 @@ struct RunSummary {
 
   std::string scheduler, model, replan;
   std::string sync = "bsp";      // --sync (ps/sync_policy.h)
+  std::string arch = "ps";       // --arch, with allreduce's bucket rule ("allreduce:planned")
   std::string scheduler_choice;  // --scheduler auto: which strategy, and why
   std::string codecs;            // compressed pushes: rank 0's codecs at the end (else empty)
   int workers = 0, batch = 0;

@@ -568,6 +568,55 @@ TEST_F(ClusterTest, BenchComparesSyncModesWithAStraggler) {
     EXPECT_FALSE(read_file(out + "/" + f).empty()) << f;
 }
 
+// --arch lists: one job per architecture, the all-reduce ones without a PS; every bucket
+// rule learns the same weights, bit for bit (collective/ring_group.h).
+TEST_F(ClusterTest, BenchComparesArchitectures) {
+  const std::string out = dir_ + "/arch";
+  ASSERT_TRUE(
+      run_dynacomm("arch",
+                   "bench --model lenet5 --workers 3 --arch ps,allreduce,allreduce:layerwise"
+                   " --iterations 4 --batch 32 --train-samples 1000 --test-samples 100"
+                   " --down 1gbit --latency 1ms"));
+  const nlohmann::json rows = nlohmann::json::parse(read_file(out + "/arch.json"));
+  ASSERT_EQ(rows.size(), 3u);
+  const char* archs[] = {"ps", "allreduce:planned", "allreduce:layerwise"};
+  const char* dirs[] = {"/ps", "/allreduce", "/allreduce-layerwise"};
+  for (int k = 0; k < 3; ++k) {
+    const nlohmann::json summary =
+        nlohmann::json::parse(read_file(out + dirs[k] + "/summary.json"));
+    EXPECT_EQ(summary["arch"], archs[k]);
+    EXPECT_GT(summary["test_accuracy"].get<double>(), 0);
+    EXPECT_GT(rows[k]["bytes_up_per_iteration"].get<double>(), 0);
+    EXPECT_EQ(read_file(out + dirs[k] + "/ps.log").empty(), k > 0) << dirs[k];
+  }
+  EXPECT_GT(rows[1]["predicted_ms"].get<double>(), 0);
+  const std::string planned = read_file(out + "/allreduce/weights.bin");
+  EXPECT_EQ(planned.size(), 246824u);
+  EXPECT_TRUE(planned == read_file(out + "/allreduce-layerwise/weights.bin"));
+}
+
+// Ctrl-C of an all-reduce job: the stop is a vote carried by the ring, so every worker stops
+// after the same iteration (none is left waiting in a ring step), and rank 0 saves.
+TEST_F(ClusterTest, AnInterruptedAllreduceTrainStopsEveryWorkerTogether) {
+  const std::string out = dir_ + "/ring-interrupted";
+  const int rc = interrupted_run("ring-interrupted",
+                                 "train --arch allreduce --workers 3 --model lenet5 --epochs 20"
+                                 " --train-samples 2000 --test-samples 100 --down 1gbit"
+                                 " --latency 1ms",
+                                 20);
+  const std::string log = read_file(dir_ + "/ring-interrupted.log");
+  EXPECT_EQ(rc, 130) << log;
+  const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
+  EXPECT_GT(summary["interrupted_at"].get<int>(), 20);
+  EXPECT_GT(summary["test_accuracy"].get<double>(), 0.1);
+  EXPECT_EQ(read_file(out + "/weights.bin").size(), 246824u);
+  for (int r = 1; r < 3; ++r) {
+    const std::string w = read_file(out + "/worker-" + std::to_string(r) + ".log");
+    EXPECT_EQ(w.find("failed"), std::string::npos) << w;
+  }
+  for (int pid : processes_mentioning(out)) ::kill(pid, SIGKILL);
+}
+
 // A job's full-duplex plan is re-planned together: when both links step up, the workers
 // report to the PS, which hands both the slowest one's proposal for one iteration; the
 // weights stay those of a static sequential run.

@@ -137,6 +137,23 @@ TEST_F(Netns, TenMegabytesOverTwentyMbitTbfTakeFourSeconds) {
   EXPECT_NEAR(faster, 2.0, 0.2);
 }
 
+// --ps-link: the PS behind one more shaped link; the workers' edge links are five times
+// faster, so the cloud link sets the PS's pace both ways, and traffic between workers does
+// not cross it.
+TEST_F(Netns, TheCloudLinkPacesThePsAndLeavesWorkerToWorkerTrafficAlone) {
+  NetnsTopology net(2, {{100e6, 100e6}, {100e6, 100e6}}, CloudLinkRates{20e6, 20e6});
+  EXPECT_EQ(net.server_address(1), NetnsTopology::kCloudAddress);
+  const double in = timed_transfer(net.worker_namespace(0), net.server_namespace(),
+                                   net.server_address(0), 10'000'000);
+  EXPECT_NEAR(in, 4.0, 0.4) << "10 MB worker -> PS over a 20 Mbit/s cloud link";
+  const double out = timed_transfer(net.server_namespace(), net.worker_namespace(1),
+                                    NetnsTopology::worker_address(1), 10'000'000);
+  EXPECT_NEAR(out, 4.0, 0.4) << "10 MB PS -> worker over a 20 Mbit/s cloud link";
+  const double peer = timed_transfer(net.worker_namespace(0), net.worker_namespace(1),
+                                     NetnsTopology::worker_address(1), 10'000'000);
+  EXPECT_NEAR(peer, 0.8, 0.2) << "10 MB worker -> worker over two 100 Mbit/s edge links";
+}
+
 // The launcher starts and waits for its children while another of its threads changes the
 // tbf rates (a --link-trace). A child started while a `tc` ran must not inherit the pipe
 // that collects tc's output (the thread would wait for the child to exit), and the wait
