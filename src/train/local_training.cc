@@ -35,6 +35,18 @@ std::string percent(double x) {
 
 }  // namespace
 
+at::Tensor batch_loss(model::Model& model, const data::Dataset& train,
+                      const std::vector<std::int64_t>& order, std::int64_t begin,
+                      std::int64_t batch) {
+  const auto end = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + batch);
+  data::Batch b = data::make_batch(
+      train, std::vector<std::int64_t>(order.begin() + begin, order.begin() + end));
+  // Copies: backward reads the input (a convolution's weight gradient) after b is gone.
+  const torch::Tensor x = images_of(b, train).clone();
+  const torch::Tensor y = labels_of(b).clone();
+  return torch::nn::functional::cross_entropy(model.forward(x), y);
+}
+
 void LocalTrainingOptions::validate() const {
   if (epochs < 1) throw InvalidInput("--epochs must be at least 1");
   if (batch < 1) throw InvalidInput("--batch must be at least 1");

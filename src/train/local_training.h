@@ -13,6 +13,9 @@
 
 #include "optim/sgd.h"
 
+namespace at {
+class Tensor;
+}
 namespace dynacomm::model {
 class Model;
 }
@@ -55,6 +58,12 @@ struct TrainingResult {
 };
 
 TrainingResult train_local(const LocalTrainingOptions& options, std::ostream& progress);
+
+// One training mini-batch, the samples order[begin, begin + batch) (fewer at the end):
+// the forward pass in training mode and its cross-entropy loss, ready for backward.
+at::Tensor batch_loss(model::Model& model, const data::Dataset& train,
+                      const std::vector<std::int64_t>& order, std::int64_t begin,
+                      std::int64_t batch);
 
 struct Evaluation {
   double loss = 0, accuracy = 0;

@@ -17,6 +17,7 @@
 #include "train/local_training.h"
 #include "worker/bucket_ring.h"
 #include "worker/data_share.h"
+#include "worker/evaluation.h"
 #include "worker/run_log.h"
 
 namespace dynacomm::worker {
@@ -160,12 +161,7 @@ std::pair<double, Clock::time_point> forward_backward(model::Model& model,
                                                       const data::Dataset& train,
                                                       const std::vector<std::int64_t>& order,
                                                       std::int64_t begin, std::int64_t batch) {
-  const auto end = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + batch);
-  data::Batch b = data::make_batch(
-      train, std::vector<std::int64_t>(order.begin() + begin, order.begin() + end));
-  torch::Tensor x = torch::from_blob(b.images.data(), {b.size(), 1, train.rows, train.cols});
-  torch::Tensor y = torch::from_blob(b.labels.data(), {b.size()}, torch::kInt64);
-  torch::Tensor loss = torch::nn::functional::cross_entropy(model.forward(x), y);
+  torch::Tensor loss = train::batch_loss(model, train, order, begin, batch);
   const auto forward_end = Clock::now();
   loss.backward();
   return {loss.item<double>(), forward_end};
@@ -180,23 +176,6 @@ void apply_mean(model::Model& model, const BucketRing& ring, optim::Sgd& sgd, in
   for (std::size_t i = 0; i < sums.size(); ++i) mean[i] = sums[i] / n;
   for (int u = 0; u < model.num_units(); ++u)
     sgd.step(u, model.params(u), mean.data() + ring.offset(u), it);
-}
-
-void evaluate_into(model::Model& model, const data::Dataset& test, const WorkerOptions& o,
-                   RunLog& log, WorkerResult& result, bool final, bool epoch_end) {
-  const auto began = Clock::now();
-  const double accuracy = train::evaluate(model, test, o.test_samples, 256).accuracy;
-  if (!result.iterations.empty()) {
-    result.iterations.back().test_accuracy = accuracy;
-    result.iterations.back().eval_ms = final ? 0 : ms_between(began, Clock::now());
-  }
-  result.last_test_accuracy = accuracy;
-  if (epoch_end || final) result.epoch_test_accuracy.push_back(accuracy);
-  if (final) result.test_accuracy = accuracy;
-  if (!final) log.status(result, "training", true);
-  char s[40];
-  std::snprintf(s, sizeof s, "test acc %.2f%%", 100 * accuracy);
-  if (epoch_end || final) log.bar_finish(s);
 }
 
 }  // namespace
@@ -284,12 +263,12 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
     const bool epoch_end = step + 1 == share.steps_per_epoch;
     if (o.rank == 0 && it + 1 < share.total &&
         (epoch_end || (o.eval_every > 0 && (it + 1) % o.eval_every == 0)))
-      evaluate_into(*model, *test, o, log, result, false, epoch_end);
+      evaluate_now(*model, *test, o, log, result, false, epoch_end, true);
   }
   model->set_observer(nullptr);
   result.final_weights = model->flat_params();  // every rank's: the same bits
   if (o.rank == 0) {
-    evaluate_into(*model, *test, o, log, result, true, false);
+    evaluate_now(*model, *test, o, log, result, true, false, true);
   }
   std::vector<double> ms;
   for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(o.warmup, share.total));

@@ -24,6 +24,7 @@
 #include "worker/comm.h"
 #include "worker/data_share.h"
 #include "worker/estimates.h"
+#include "worker/evaluation.h"
 #include "worker/job_plans.h"
 #include "worker/join.h"
 #include "worker/local_steps.h"
@@ -234,12 +235,7 @@ std::pair<double, Clock::time_point> forward_backward(model::Model& model,
                                                       const std::vector<std::int64_t>& order,
                                                       std::int64_t begin, std::int64_t batch,
                                                       Comm& comm, const plan::Plan* next) {
-  const auto end = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), begin + batch);
-  data::Batch b = data::make_batch(
-      train, std::vector<std::int64_t>(order.begin() + begin, order.begin() + end));
-  torch::Tensor x = torch::from_blob(b.images.data(), {b.size(), 1, train.rows, train.cols});
-  torch::Tensor y = torch::from_blob(b.labels.data(), {b.size()}, torch::kInt64);
-  torch::Tensor loss = torch::nn::functional::cross_entropy(model.forward(x), y);
+  torch::Tensor loss = train::batch_loss(model, train, order, begin, batch);
   const auto forward_end = comm.forward_done();
   // (A re-plan adopted at the next boundary changes its pushes; its pulls follow from t+2.)
   if (next) comm.prefetch(comm.next_iteration(), *next);
@@ -329,27 +325,6 @@ IterationRecord record_of(std::int64_t it, int epoch, double loss, const Comm& c
   return r;
 }
 
-// Rank 0: the test set's accuracy of the weights in the model now, recorded on the last
-// iteration (`final`: the job's, after its last update; `epoch_end`: an epoch's).
-void evaluate_now(model::Model& model, const data::Dataset& test, const WorkerOptions& o,
-                  RunLog& log, WorkerResult& result, bool final, bool epoch_end) {
-  const auto began = Clock::now();
-  const double accuracy = train::evaluate(model, test, o.test_samples, 256).accuracy;
-  if (!result.iterations.empty()) {
-    IterationRecord& r = result.iterations.back();
-    r.test_accuracy = accuracy;
-    r.eval_ms = final ? 0 : ms_between(began, Clock::now());
-  }
-  result.last_test_accuracy = accuracy;
-  if (epoch_end || final) result.epoch_test_accuracy.push_back(accuracy);
-  if (final) result.test_accuracy = accuracy;
-  if (!final) log.status(result, "training", true);
-  char s[80];
-  std::snprintf(s, sizeof s, final ? "test acc %.2f%%" : "test acc %.2f%% (before the last update)",
-                100 * accuracy);
-  if (epoch_end || final) log.bar_finish(s);
-}
-
 // Rank 0 evaluates after iteration `it` (not the job's last: that one after its update):
 // at an epoch's end, and every eval_every iterations.
 bool evaluates_after(const WorkerOptions& o, std::int64_t it, bool epoch_end, std::int64_t total) {
@@ -365,13 +340,13 @@ void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, cons
                 WorkerResult& result) {
   if (result.interrupted_at >= 0) {
     result.final_weights = model.flat_params();
-    return evaluate_now(model, test, o, log, result, /*final=*/true, false);
+    return evaluate_now(model, test, o, log, result, /*final=*/true, false, false);
   }
   comm.fetch_all(iterations);
   if (!result.iterations.empty())  // none: it rejoined a job that had just ended
     result.iterations.back().ms = ms_between(last_start, Clock::now());
   result.final_weights = model.flat_params();
-  evaluate_now(model, test, o, log, result, /*final=*/true, false);
+  evaluate_now(model, test, o, log, result, /*final=*/true, false, false);
 }
 
 // Joins the job (rank 0 sends the initial parameters); a worker joining a running job
@@ -723,7 +698,8 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     // the evaluation out of the last iteration's measured time.
     const bool epoch_end = step + 1 == share.steps_per_epoch;
     if (evaluates_after(o, it, epoch_end, share.total))  // the job's weights, not the device's
-      locals.with_round_weights([&] { evaluate_now(*model, *test, o, log, result, false, epoch_end); });
+      locals.with_round_weights(
+          [&] { evaluate_now(*model, *test, o, log, result, false, epoch_end, false); });
   }
   if (result.interrupted_at >= 0) say_interrupted(o, result, progress);
   if (o.rank == 0) finish_job(comm, *model, *test, o, locals.rounds(), iteration_start, log, result);
