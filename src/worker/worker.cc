@@ -694,8 +694,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
                                                record_of(it, epoch, l, comm, plan, plan_id, change),
                                                comm, forward_end, iteration_start, unit_names));
     log.iteration_done(result, step, it < o.warmup ? "warm-up" : "training");
-    // The last epoch is evaluated after the final update is in (below), which also keeps
-    // the evaluation out of the last iteration's measured time.
+    // The last epoch's evaluation comes after the final update (below), outside its time.
     const bool epoch_end = step + 1 == share.steps_per_epoch;
     if (evaluates_after(o, it, epoch_end, share.total))  // the job's weights, not the device's
       locals.with_round_weights(
