@@ -137,6 +137,7 @@ std::unique_ptr<RingGroup> RingGroup::connect(const RingGroupOptions& o) {
     throw InvalidInput("all-reduce group: store port " + std::to_string(o.store_port));
   auto impl = std::make_unique<Impl>();
   impl->options = o;
+  const std::chrono::milliseconds join = std::max(o.timeout, o.join_timeout);
   const std::string where = o.store_host + ":" + std::to_string(o.store_port);
   try {
     c10d::TCPStoreOptions so;
@@ -144,11 +145,11 @@ std::unique_ptr<RingGroup> RingGroup::connect(const RingGroupOptions& o) {
     so.isServer = o.rank == 0;
     so.numWorkers = static_cast<std::size_t>(o.size);
     so.waitWorkers = false;  // the group's rendezvous waits, with the timeout
-    so.timeout = o.timeout;
+    so.timeout = join;
     impl->store = c10::make_intrusive<c10d::TCPStore>(o.store_host, so);
     impl->port = impl->store->getPort();
     impl->user_store = c10::make_intrusive<c10d::PrefixStore>("dynacomm", impl->store);
-    auto gloo = c10d::ProcessGroupGloo::Options::create(o.timeout);
+    auto gloo = c10d::ProcessGroupGloo::Options::create(join);
     gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(o.host));
     auto ring_store = c10::make_intrusive<c10d::PrefixStore>("gloo", impl->store);
     impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(ring_store, o.rank, o.size, gloo);
@@ -156,7 +157,7 @@ std::unique_ptr<RingGroup> RingGroup::connect(const RingGroupOptions& o) {
     const std::string message = "all-reduce group: rank " + std::to_string(o.rank) + " of " +
                                 std::to_string(o.size) + " could not join at " + where +
                                 " (this worker at " + o.host + ") within " +
-                                std::to_string(o.timeout.count()) + " ms: " + first_line(e.what());
+                                std::to_string(join.count()) + " ms: " + first_line(e.what());
     if (is_timeout(e.what())) throw Timeout(message);
     throw Error(message);
   }

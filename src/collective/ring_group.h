@@ -42,8 +42,9 @@ struct RingGroupOptions {
   int store_port = 0;                    // rank 0 with 0: an ephemeral port (see port())
   std::string host = "127.0.0.1";        // this worker's address, for its Gloo device
   int rank = 0, size = 1;
-  std::chrono::milliseconds timeout{60000};  // the rendezvous and every step
+  std::chrono::milliseconds timeout{60000};  // every step, and the rendezvous
   RingEmulation emulate;
+  std::chrono::milliseconds join_timeout{0};  // the rendezvous, when longer (0: timeout)
 };
 
 class RingGroup {

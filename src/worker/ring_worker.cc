@@ -183,6 +183,7 @@ void apply_mean(model::Model& model, const BucketRing& ring, optim::Sgd& sgd, in
 WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progress) {
   options.validate();
   WorkerOptions o = options;
+  const Clock::time_point started = Clock::now();
   torch::set_num_threads(o.threads);
   const data::Dataset train = data::load_fashion_mnist(o.data_dir, data::Split::kTrain);
   const DataShare share = share_of(o, train);
@@ -241,6 +242,7 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
     r.epoch = epoch;
     r.loss = loss;
     r.ms = ms_between(start, Clock::now());
+    r.start_s = ms_between(o.trace_origin.value_or(started), start) / 1e3;
     r.bytes_up = r.bytes_down = group->bytes_sent() - sent_before;
     r.plan_id = it < o.warmup ? 0 : 1;
     r.push_segments = plan.size();

@@ -111,6 +111,12 @@ void WorkerOptions::validate_ring() const {
     throw InvalidInput("worker: --arch allreduce is synchronous: --sync " + sync +
                        " is for --arch ps");
   if (!rotation.empty()) throw InvalidInput("worker: --arch allreduce takes no scheduler rotation");
+  if (device_slowdown != 1 || !slowdown_trace.points.empty())
+    throw InvalidInput("worker: --arch allreduce does not emulate a slower device (yet)");
+  if (!link_trace.points.empty() && !kernel_shaped)
+    throw InvalidInput(
+        "worker: --arch allreduce follows a --link-trace only as the kernel's "
+        "links do (--net netns)");
 }
 
 namespace {
