@@ -133,7 +133,7 @@ TEST(RingGroup, APeerThatStopsMidJobIsAnErrorNamingItsRank) {
         2,
         [&](RingGroup& g) {
           if (g.rank() == 1) {
-            if (!leaves) std::this_thread::sleep_for(milliseconds(2500));
+            if (!leaves) std::this_thread::sleep_for(milliseconds(5000));
             return;
           }
           std::vector<float> x(1000, 1.f);
