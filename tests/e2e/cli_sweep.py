@@ -5,15 +5,18 @@ planner through `plan` on every shipped profile.
 Valid input exits 0. Invalid input exits non-zero below 128 (never a signal), before
 starting anything, with one line that names the flag. Usage: cli_sweep.py DYNACOMM PROFILES_DIR
 """
+import atexit
 import concurrent.futures
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 DYNACOMM, PROFILES = sys.argv[1], sys.argv[2]
 TRACE_DIR = tempfile.mkdtemp(prefix="dynacomm-sweep-")
+atexit.register(shutil.rmtree, TRACE_DIR, ignore_errors=True)  # also when a check fails
 failures = []
 
 
