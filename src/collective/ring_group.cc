@@ -93,8 +93,8 @@ struct RingGroup::Impl {
     } catch (const std::exception& e) {
       failure = first_line(e.what());
     }
-    const std::string message = "all-reduce " + what + ": rank " + std::to_string(options.rank) +
-                                ": " + what_op + " rank " + std::to_string(peer) + " failed after " +
+    const std::string message = what + ": rank " + std::to_string(options.rank) + ": " + what_op +
+                                " rank " + std::to_string(peer) + " failed after " +
                                 std::to_string(options.timeout.count()) + " ms at most: " + failure;
     if (is_timeout(failure)) throw Timeout(message);
     throw Error(message);
@@ -180,18 +180,19 @@ void RingGroup::allreduce_sum(float* data, std::int64_t count, std::int64_t offs
   m.packed.resize(static_cast<std::size_t>(count));
   m.incoming.resize(static_cast<std::size_t>(count));
   layout.pack(data, m.packed.data());
+  const std::string label = "all-reduce " + what;
   // Reduce-scatter: chunk g starts at rank g+1 and gathers each rank's values in ring order,
   // ending at rank g.
   for (int k = 0; k + 1 < p; ++k) {
     const int out = ((r - 1 - k) % p + p) % p, in = ((r - 2 - k) % p + p) % p;
-    m.step(layout, out, in, what + " (reduce step " + std::to_string(k) + ")");
+    m.step(layout, out, in, label + " (reduce step " + std::to_string(k) + ")");
     float* acc = m.packed.data() + layout.base[in];
     for (std::int64_t j = 0; j < layout.length[in]; ++j) acc[j] = m.incoming[j] + acc[j];
   }
   // All-gather: each rank's finished chunk goes round.
   for (int k = 0; k + 1 < p; ++k) {
     const int out = ((r - k) % p + p) % p, in = ((r - 1 - k) % p + p) % p;
-    m.step(layout, out, in, what + " (gather step " + std::to_string(k) + ")");
+    m.step(layout, out, in, label + " (gather step " + std::to_string(k) + ")");
     std::copy(m.incoming.begin(), m.incoming.begin() + layout.length[in],
               m.packed.begin() + layout.base[in]);
   }
@@ -204,6 +205,45 @@ void RingGroup::broadcast(float* data, std::int64_t count, int root, const std::
   c10d::BroadcastOptions bo;
   bo.rootRank = root;
   impl_->wait(impl_->group->broadcast(tensors, bo), "broadcast from", root, what);
+}
+
+void RingGroup::exchange(const float* data, std::int64_t count, const std::vector<int>& peers,
+                         const std::vector<float*>& from, const std::string& what) {
+  Impl& m = *impl_;
+  if (from.size() != peers.size())
+    throw InvalidInput("gossip " + what + ": " + std::to_string(peers.size()) + " peers but " +
+                       std::to_string(from.size()) + " buffers");
+  for (int p : peers)
+    if (p < 0 || p >= m.options.size || p == m.options.rank)
+      throw InvalidInput("gossip " + what + ": rank " + std::to_string(m.options.rank) +
+                         " cannot exchange with rank " + std::to_string(p));
+  if (peers.empty() || count == 0) return;
+  const Clock::time_point start = Clock::now();
+  const int tag = static_cast<int>(m.sequence++ & 0x3fffffffu);
+  const std::int64_t bytes = count * 4 * static_cast<std::int64_t>(peers.size());
+  std::vector<c10::intrusive_ptr<c10d::Work>> received, sent;
+  for (std::size_t k = 0; k < peers.size(); ++k) {
+    std::vector<at::Tensor> in{view(from[k], count)};
+    received.push_back(m.group->recv(in, peers[k], tag));
+  }
+  std::optional<Clock::time_point> in_by;
+  if (m.down) in_by = m.down->deliver_at(start, bytes);
+  if (m.up) {
+    std::this_thread::sleep_until(m.up->deliver_at(start, bytes));
+  } else if (m.options.emulate.latency_ms > 0) {
+    std::this_thread::sleep_for(
+        std::chrono::duration<double, std::milli>(m.options.emulate.latency_ms));
+  }
+  for (int p : peers) {
+    std::vector<at::Tensor> out{view(const_cast<float*>(data), count)};
+    sent.push_back(m.group->send(out, p, tag));
+  }
+  const std::string label = "gossip " + what;
+  for (std::size_t k = 0; k < peers.size(); ++k) m.wait(sent[k], "send to", peers[k], label);
+  for (std::size_t k = 0; k < peers.size(); ++k)
+    m.wait(received[k], "receive from", peers[k], label);
+  if (in_by) std::this_thread::sleep_until(*in_by);
+  m.bytes_sent += bytes;
 }
 
 void RingGroup::publish(const std::string& key, const std::string& value) {

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dynacomm::collective {
 
@@ -64,6 +65,12 @@ class RingGroup {
   // the flat gradient (it fixes each element's owner, hence the summation order).
   void allreduce_sum(float* data, std::int64_t count, std::int64_t offset,
                      const std::string& what);
+  // Sends data[0..count) to every rank in `peers` (none of them this one) and receives
+  // count floats from each into from[k] (gossip: plan/model/gossip.h). Ranks that exchange
+  // make the same number of exchange calls in the same order. Paced by the emulation: the
+  // uplink carries one copy per peer, the downlink as many.
+  void exchange(const float* data, std::int64_t count, const std::vector<int>& peers,
+                const std::vector<float*>& from, const std::string& what);
   // Every rank's data[0..count) becomes root's.
   void broadcast(float* data, std::int64_t count, int root, const std::string& what);
   // A value every rank publishes and every rank reads back through the store (plans).

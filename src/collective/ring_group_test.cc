@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -13,6 +15,7 @@
 
 #include "base/error.h"
 #include "net/free_port.h"
+#include "plan/model/gossip.h"
 
 namespace dynacomm::collective {
 namespace {
@@ -151,6 +154,74 @@ TEST(RingGroup, APeerThatStopsMidJobIsAnErrorNamingItsRank) {
     EXPECT_NE(message.find("iteration 3 bucket 0"), std::string::npos) << message;
     EXPECT_NE(message.find("rank 1"), std::string::npos) << message;
   }
+}
+
+// Gossip's exchange (plan/model/gossip.h) over Gloo's send/recv: each rank receives its
+// neighbours' models exactly, and one D-PSGD mixing step keeps the ranks' average (up to
+// float rounding) while it pulls the models together.
+TEST(RingGroup, GossipMixingKeepsTheAverageOfTheModels) {
+  for (plan::Topology t : {plan::Topology::kRing, plan::Topology::kTorus}) {
+    const int p = t == plan::Topology::kRing ? 5 : 6;
+    const std::int64_t n = 3000;
+    std::vector<std::vector<float>> mixed(p);
+    spawn(p, [&](RingGroup& g) {
+      const std::vector<int> peers = plan::gossip_neighbours(t, g.rank(), p);
+      const std::vector<float> mine = gradient(g.rank(), n);
+      std::vector<std::vector<float>> from(peers.size(), std::vector<float>(n));
+      std::vector<float*> into;
+      for (auto& f : from) into.push_back(f.data());
+      g.exchange(mine.data(), n, peers, into, "iteration 0");
+      for (std::size_t k = 0; k < peers.size(); ++k)
+        EXPECT_EQ(from[k], gradient(peers[k], n)) << "rank " << g.rank() << " from " << peers[k];
+      std::vector<double> out(n, 0.0);
+      for (const auto& [j, w] : plan::mixing_weights(t, g.rank(), p)) {
+        const std::vector<float>& x =
+            j == g.rank() ? mine : from[std::find(peers.begin(), peers.end(), j) - peers.begin()];
+        for (std::int64_t i = 0; i < n; ++i) out[i] += w * x[i];
+      }
+      mixed[g.rank()].assign(out.begin(), out.end());
+    });
+    std::vector<std::vector<float>> x0(p);
+    for (int r = 0; r < p; ++r) x0[r] = gradient(r, n);
+    double spread_before = 0, spread_after = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      double before = 0, after = 0, largest = 0;
+      for (int r = 0; r < p; ++r) {
+        before += x0[r][i];
+        after += mixed[r][i];
+        largest = std::max(largest, double(std::abs(x0[r][i])));
+      }
+      // The mixed models are stored as float: each carries up to half an ulp of `largest`.
+      EXPECT_NEAR(after / p, before / p, 1e-6 * (1 + largest));
+      for (int r = 0; r < p; ++r) {
+        spread_before += std::pow(x0[r][i] - before / p, 2);
+        spread_after += std::pow(mixed[r][i] - after / p, 2);
+      }
+    }
+    EXPECT_LT(spread_after, 0.8 * spread_before) << plan::topology_name(t);
+  }
+}
+
+TEST(RingGroup, AGossipPeerThatNeverSendsIsATimeoutNamingIt) {
+  std::string message;
+  spawn(
+      3,
+      [&](RingGroup& g) {
+        if (g.rank() == 2) return;
+        if (g.rank() == 1) {
+          std::this_thread::sleep_for(milliseconds(3000));
+          return;
+        }
+        std::vector<float> x(100, 1.f), a(100), b(100);
+        try {
+          g.exchange(x.data(), 100, {1, 2}, {a.data(), b.data()}, "iteration 9");
+        } catch (const Timeout& e) {
+          message = e.what();
+        }
+      },
+      milliseconds(1000));
+  EXPECT_NE(message.find("gossip iteration 9"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 1"), std::string::npos) << message;
 }
 
 TEST(RingGroup, EmulatedLinkPacesEachStep) {

@@ -192,7 +192,7 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
   const int n_units = model->num_units();
   auto group = collective::RingGroup::connect(group_options(o));
   std::vector<float> flat = model->flat_params();  // rank 0's: the job's initial weights
-  group->broadcast(flat.data(), static_cast<std::int64_t>(flat.size()), 0, "initial weights");
+  group->broadcast(flat.data(), static_cast<std::int64_t>(flat.size()), 0, "the initial weights");
   model->set_flat_params(flat);
   optim::SgdOptions sgd_options = o.sgd;
   if (sgd_options.total_iterations == 0) sgd_options.total_iterations = share.total;
