@@ -16,6 +16,7 @@
 #include "data/fashion_mnist.h"
 #include "report/chrome_trace.h"
 #include "report/run_folder.h"
+#include "worker/gossip_worker.h"
 #include "worker/join.h"
 #include "worker/metrics.h"
 #include "worker/ring_worker.h"
@@ -31,7 +32,7 @@ struct Flags {
   int threads = 1;
   std::string out;
   std::string key, ps_key;                    // CURVE
-  std::string ring, ring_host = "127.0.0.1";  // --arch allreduce
+  std::string ring, ring_host = "127.0.0.1";  // --arch allreduce, gossip
 };
 
 // Rank 0 leaves the run's results in its folder.
@@ -52,9 +53,9 @@ void stop_on_sigterm() {
   });
 }
 
-// --arch allreduce: no PS to ask; the job's settings are this command line's.
-void run_ring_worker_command(const Flags& f) {
-  if (f.ring.empty()) throw InvalidInput("--arch allreduce: --ring HOST:PORT is required");
+// --arch allreduce, gossip: no PS to ask; the job's settings are this command line's.
+void run_peer_worker_command(const Flags& f) {
+  if (f.ring.empty()) throw InvalidInput("--arch " + f.job.arch + ": --ring HOST:PORT is required");
   if (f.rank >= f.job.workers)
     throw InvalidInput("--rank " + std::to_string(f.rank) + ": the job has " +
                        std::to_string(f.job.workers) + " worker(s)");
@@ -66,7 +67,8 @@ void run_ring_worker_command(const Flags& f) {
   o.interactive = ::isatty(STDERR_FILENO);
   o.out_dir = f.out;
   stop_on_sigterm();
-  write_results(f, worker::run_ring_worker(o, std::cerr));
+  write_results(f, o.arch == "gossip" ? worker::run_gossip_worker(o, std::cerr)
+                                      : worker::run_ring_worker(o, std::cerr));
 }
 
 }  // namespace
@@ -76,11 +78,12 @@ void add_worker_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("worker", "Run one edge worker against a PS");
   cmd->add_option("--ps", f->ps, "The PS endpoint, e.g. tcp://10.0.0.1:7070 (--arch ps)")
       ->check(endpoint_check());
-  cmd->add_option("--ring", f->ring,
-                  "--arch allreduce: rank 0's rendezvous store, HOST:PORT (rank 0 serves it "
-                  "there; every worker of the job is given the same)");
+  cmd->add_option(
+      "--ring", f->ring,
+      "--arch allreduce, gossip: rank 0's rendezvous store, HOST:PORT (rank 0 serves it "
+      "there; every worker of the job is given the same)");
   cmd->add_option("--ring-host", f->ring_host,
-                  "--arch allreduce: this worker's address, where the others reach it")
+                  "--arch allreduce, gossip: this worker's address, where the others reach it")
       ->capture_default_str();
   cmd->add_option("--rank", f->rank, "This worker's rank, 0..workers-1")
       ->check(CLI::Range(0, kMaxWorkers - 1))
@@ -104,8 +107,9 @@ void add_worker_command(CLI::App& app) {
   cmd->callback([f, cmd]() {
     // This worker's own flags, checked before the PS is asked.
     (void)f->job.worker_options();
-    if (f->job.arch == "allreduce") return run_ring_worker_command(*f);
-    if (f->ps.empty()) throw InvalidInput("--ps is required (or --arch allreduce with --ring)");
+    if (f->job.arch != "ps") return run_peer_worker_command(*f);
+    if (f->ps.empty())
+      throw InvalidInput("--ps is required (or --arch allreduce/gossip with --ring)");
     try {
       data::check_fashion_mnist_dir(f->job.data_dir);
     } catch (const InvalidInput& e) {

@@ -118,9 +118,10 @@ void start_processes(cluster::LocalCluster& c, const JobFlags& j,
                      const std::vector<JobFlags>& per_worker, const std::string& run_dir,
                      int threads, cluster::NetnsTopology* topology, const JobControl& control,
                      double origin_ms) {
-  const bool ring = j.arch == "allreduce";
+  const bool ring = j.arch != "ps";  // allreduce, gossip: peer to peer
   if (ring && !control.worker_args.empty())
-    throw InvalidInput("--arch allreduce: the ring runs over Gloo's TCP, without CURVE (yet)");
+    throw InvalidInput("--arch " + j.arch +
+                       ": the workers talk over Gloo's TCP, without CURVE (yet)");
   const report::RunFolder run(run_dir);
   std::string endpoint, port, store;
   if (ring) {  // rank 0 serves the rendezvous; a fresh namespace has every port free
@@ -170,7 +171,7 @@ void validate_job(const JobFlags& job, const std::vector<JobFlags>& per_worker) 
   for (std::size_t r = 0; r < per_worker.size(); ++r) {
     worker::WorkerOptions o = per_worker[r].worker_options();
     o.ps = "tcp://127.0.0.1:0";    // the launcher's; only its presence is checked
-    o.ring_store = "127.0.0.1:1";  // the same (--arch allreduce)
+    o.ring_store = "127.0.0.1:1";  // the same (--arch allreduce, gossip)
     o.rank = static_cast<int>(r);
     o.validate();
   }

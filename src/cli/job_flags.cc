@@ -71,15 +71,21 @@ std::vector<std::string> split_arch_list(const std::string& list) {
 void JobFlags::set_arch(const std::string& spec) {
   const auto colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
-  if (name != "ps" && name != "allreduce")
-    throw InvalidInput("--arch '" + spec + "': known: ps, allreduce, allreduce:RULE");
+  if (name != "ps" && name != "allreduce" && name != "gossip")
+    throw InvalidInput("--arch '" + spec +
+                       "': known: ps, allreduce, allreduce:RULE, gossip, gossip:TOPOLOGY");
   if (colon != std::string::npos) {
     const std::string rule = spec.substr(colon + 1);
-    if (name != "allreduce" ||
-        (rule != "planned" && rule != "ddp" && rule != "one" && rule != "layerwise"))
+    if (name == "gossip" && (rule == "ring" || rule == "torus")) {
+      topology = rule;
+    } else if (name == "allreduce" &&
+               (rule == "planned" || rule == "ddp" || rule == "one" || rule == "layerwise")) {
+      buckets = rule;
+    } else {
       throw InvalidInput("--arch '" + spec +
-                         "': allreduce:RULE, RULE one of planned, ddp, one, layerwise");
-    buckets = rule;
+                         "': allreduce:RULE (planned, ddp, one, layerwise) or gossip:TOPOLOGY "
+                         "(ring, torus)");
+    }
   }
   arch = name;
 }
@@ -195,19 +201,22 @@ void JobFlags::add_job_flags(CLI::App* cmd, bool bench_lists) {
   add_sync_flag(cmd, sync, bench_lists);
   const std::string arch_help =
       "ps (a parameter server, every scheduler and mode above), or allreduce (no PS: the "
-      "workers sum their gradients over a ring on Gloo, in buckets overlapping backward; "
-      "docs/architectures.md)";
+      "workers sum their gradients over a ring on Gloo, in buckets overlapping backward), or "
+      "gossip (D-PSGD: each worker averages its model with its neighbours' on --topology "
+      "while it computes; docs/architectures.md)";
   cmd->add_option("--arch", arch,
-                  bench_lists ? "Architectures to compare, comma-separated, one job each: " +
-                                    arch_help + "; allreduce:RULE takes --buckets RULE"
-                              : "Architecture: " + arch_help)
+                  bench_lists
+                      ? "Architectures to compare, comma-separated, one job each: " + arch_help +
+                            "; allreduce:RULE takes --buckets RULE, gossip:TOPOLOGY --topology"
+                      : "Architecture: " + arch_help)
       ->check([bench_lists](const std::string& spec) {
         try {
           for (const std::string& one : bench_lists ? split_arch_list(spec) : std::vector{spec}) {
             JobFlags probe;
             probe.set_arch(one);
             if (!bench_lists && probe.arch != one)
-              throw InvalidInput("--arch " + one + ": ps or allreduce (--buckets sets the rule)");
+              throw InvalidInput("--arch " + one +
+                                 ": ps, allreduce or gossip (--buckets, --topology set the rest)");
           }
         } catch (const InvalidInput& e) {
           return std::string(e.what());
@@ -219,6 +228,10 @@ void JobFlags::add_job_flags(CLI::App* cmd, bool bench_lists) {
                   "allreduce: planned (the DynaComm push DP under the ring's measured cost), "
                   "ddp (PyTorch DDP's 25 MB buckets), one, or layerwise")
       ->check(CLI::IsMember({"planned", "ddp", "one", "layerwise"}))
+      ->capture_default_str();
+  cmd->add_option("--topology", topology,
+                  "gossip: ring (two neighbours each) or torus (four, on a rows x cols grid)")
+      ->check(CLI::IsMember({"ring", "torus"}))
       ->capture_default_str();
   cmd->add_option("--warmup", warmup,
                   "Warm-up iterations (sequential and layerwise plans in turn) measuring compute "
@@ -335,6 +348,7 @@ std::vector<std::pair<std::string, std::string>> JobFlags::job_settings() const 
           {"--sync", sync},
           {"--arch", arch},
           {"--buckets", buckets},
+          {"--topology", topology},
           {"--warmup", std::to_string(warmup)},
           {"--replan", replan},
           {"--replan-threshold", num(replan_threshold)},
@@ -440,6 +454,7 @@ worker::WorkerOptions JobFlags::worker_options() const {
   o.sync = sync;
   o.arch = arch;
   o.buckets = buckets;
+  o.topology = topology;
   o.sgd = sgd();
   o.link.down_bps = plan::parse_bandwidth_bps(down);
   o.link.up_bps = up.empty() ? o.link.down_bps : plan::parse_bandwidth_bps(up);

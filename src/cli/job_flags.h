@@ -38,6 +38,7 @@ struct JobFlags {
   std::string sync = "bsp";             // the synchronisation mode (ps/sync_policy.h)
   std::string arch = "ps";              // ps, or allreduce (worker/ring_worker.h)
   std::string buckets = "planned";      // allreduce: how the gradients are bucketed
+  std::string topology = "ring";        // gossip: whom each worker averages with
   std::string down = "500mbit", up, latency = "10ms", extra_overhead = "0ms";
   int warmup = 3;
   std::string net = "user";
@@ -73,7 +74,8 @@ struct JobFlags {
   void adopt(const net::JobConfig& job, const CLI::App& given, const std::string& ps);
 
   optim::SgdOptions sgd() const;
-  // "ps", "allreduce" or "allreduce:RULE" (the bench's list entries): arch, and buckets.
+  // "ps", "allreduce[:RULE]" or "gossip[:TOPOLOGY]" (the bench's list entries): arch, and
+  // buckets or topology.
   // InvalidInput otherwise.
   void set_arch(const std::string& spec);
   ps::ServerOptions server_options() const;

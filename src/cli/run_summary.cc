@@ -40,7 +40,9 @@ RunSummary make_summary(const JobFlags& job, const worker::WorkerResult& r) {
   s.model = job.model;
   s.replan = job.replan;
   s.sync = job.sync;
-  s.arch = job.arch == "allreduce" ? "allreduce:" + job.buckets : job.arch;
+  s.arch = job.arch == "allreduce" ? "allreduce:" + job.buckets
+           : job.arch == "gossip"  ? "gossip:" + job.topology
+                                   : job.arch;
   s.workers = job.workers;
   s.batch = job.batch;
   s.iterations = static_cast<std::int64_t>(r.iterations.size());

@@ -78,11 +78,12 @@ void run_cluster(const TrainFlags& f) {
   const int threads = f.threads > 0 ? f.threads : std::max(1, cores / j.workers);
   const std::string how = j.arch == "allreduce"
                               ? "all-reduce over a ring, " + j.buckets + " buckets"
-                              : "scheduler " + j.scheduler;
+                          : j.arch == "gossip" ? "gossip (D-PSGD) on a " + j.topology
+                                               : "scheduler " + j.scheduler;
   std::fprintf(stderr,
                "dynacomm: %s%d workers on this machine, model %s, %s, "
                "links %s down / %s up, %s latency; results in %s\n",
-               j.arch == "allreduce" ? "" : "1 PS + ", j.workers, j.model.c_str(), how.c_str(),
+               j.arch != "ps" ? "" : "1 PS + ", j.workers, j.model.c_str(), how.c_str(),
                j.down.c_str(), (j.up.empty() ? j.down : j.up).c_str(), j.latency.c_str(),
                run_dir.c_str());
   for (int r = 0; r < j.workers; ++r) {

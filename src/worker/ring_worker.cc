@@ -17,30 +17,11 @@
 #include "train/local_training.h"
 #include "worker/bucket_ring.h"
 #include "worker/data_share.h"
-#include "worker/evaluation.h"
-#include "worker/run_log.h"
+#include "worker/peer_job.h"
 
 namespace dynacomm::worker {
 
 namespace {
-
-collective::RingGroupOptions group_options(const WorkerOptions& o) {
-  collective::RingGroupOptions g;
-  const auto colon = o.ring_store.rfind(':');
-  g.store_host = o.ring_store.substr(0, colon);
-  g.store_port = std::stoi(o.ring_store.substr(colon + 1));
-  g.host = o.ring_host;
-  g.rank = o.rank;
-  g.size = o.workers;
-  g.timeout = o.timeout;
-  // Kernel-shaped links pace the bytes; the latency is still the transport's (netns.h).
-  g.emulate.latency_ms = o.link.latency_ms;
-  if (!o.kernel_shaped) {
-    g.emulate.down_bps = o.link.down_bps;
-    g.emulate.up_bps = o.link.up_bps;
-  }
-  return g;
-}
 
 // "first-last,first-last,..." in send order, and back (checked against the units).
 std::string encode_buckets(const std::vector<plan::Segment>& buckets) {
@@ -181,69 +162,39 @@ void apply_mean(model::Model& model, const BucketRing& ring, optim::Sgd& sgd, in
 }  // namespace
 
 WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progress) {
-  options.validate();
-  WorkerOptions o = options;
-  const Clock::time_point started = Clock::now();
-  torch::set_num_threads(o.threads);
-  const data::Dataset train = data::load_fashion_mnist(o.data_dir, data::Split::kTrain);
-  const DataShare share = share_of(o, train);
-  auto model =
-      model::make_model({o.model, model::InputShape{1, train.rows, train.cols}, 10, o.seed});
-  const int n_units = model->num_units();
-  auto group = collective::RingGroup::connect(group_options(o));
-  std::vector<float> flat = model->flat_params();  // rank 0's: the job's initial weights
-  group->broadcast(flat.data(), static_cast<std::int64_t>(flat.size()), 0, "the initial weights");
-  model->set_flat_params(flat);
-  optim::SgdOptions sgd_options = o.sgd;
-  if (sgd_options.total_iterations == 0) sgd_options.total_iterations = share.total;
-  std::vector<std::int64_t> sizes;
-  for (const model::UnitInfo& u : model->units()) sizes.push_back(u.params);
-  optim::Sgd sgd(sgd_options, sizes);
-  BucketRing ring(*model, *group, o.timeout);
-  model->set_observer(&ring);
-  const auto test = o.rank == 0 ? std::make_unique<data::Dataset>(
-                                      data::load_fashion_mnist(o.data_dir, data::Split::kTest))
-                                : nullptr;
-  RunLog log(o, share.total, o.warmup, 0, progress);
-  WorkerResult result;
-  result.steps_per_epoch = share.steps_per_epoch;
-  const plan::ModelProfile bytes = unit_bytes(o, *model);
+  PeerJob job(options, progress);
+  const WorkerOptions& o = job.o;
+  model::Model& model = *job.model;
+  WorkerResult& result = job.result;
+  const int n_units = model.num_units();
+  BucketRing ring(model, *job.group, o.timeout);
+  model.set_observer(&ring);
+  const plan::ModelProfile bytes = unit_bytes(o, model);
   WarmupLog warmup;
   std::vector<plan::Segment> buckets;
   std::vector<float> mean;
-  std::vector<std::int64_t> order;
-  model->train(true);
-  for (std::int64_t it = 0; it < share.total; ++it) {
-    const int epoch = static_cast<int>(it / share.steps_per_epoch) + 1;
-    const std::int64_t step = it % share.steps_per_epoch;
-    if (step == 0) {
-      order = share.mine;
-      data::shuffle(order, o.seed * 1000003 + static_cast<std::uint64_t>(epoch));
-      log.epoch_begins(epoch, std::min(share.steps_per_epoch, share.total - it),
-                       share.steps_per_epoch);
-    }
-    if (it == o.warmup) buckets = plan_buckets(o, *group, warmup, bytes, result, progress);
+  for (std::int64_t it = 0; it < job.share.total; ++it) {
+    const std::int64_t step = job.begin_iteration(it);
+    if (it == o.warmup) buckets = plan_buckets(o, *job.group, warmup, bytes, result, progress);
     const std::vector<plan::Segment>& plan =
         it < o.warmup ? (it % 2 ? layerwise(n_units) : std::vector<plan::Segment>{{0, n_units - 1}})
                       : buckets;
     const auto start = Clock::now();
-    const std::int64_t sent_before = group->bytes_sent();
+    const std::int64_t sent_before = job.group->bytes_sent();
     model::seed_dropout(o.seed, o.rank, it);
     ring.begin(it, plan);
     const auto [loss, forward_end] =
-        forward_backward(*model, train, order, step * o.batch, o.batch);
+        forward_backward(model, job.train, job.order, step * o.batch, o.batch);
     ring.finish();
-    if (!std::isfinite(loss))
-      throw Error("worker " + std::to_string(o.rank) + ": training diverged at iteration " +
-                  std::to_string(it) + " (loss " + std::to_string(loss) + ")");
-    apply_mean(*model, ring, sgd, o.workers, it, mean);
+    job.check_loss(loss, it);
+    apply_mean(model, ring, *job.sgd, o.workers, it, mean);
     IterationRecord r;
     r.iteration = it;
-    r.epoch = epoch;
+    r.epoch = job.epoch(it);
     r.loss = loss;
     r.ms = ms_between(start, Clock::now());
-    r.start_s = ms_between(o.trace_origin.value_or(started), start) / 1e3;
-    r.bytes_up = r.bytes_down = group->bytes_sent() - sent_before;
+    r.start_s = ms_between(o.trace_origin.value_or(job.started), start) / 1e3;
+    r.bytes_up = r.bytes_down = job.group->bytes_sent() - sent_before;
     r.plan_id = it < o.warmup ? 0 : 1;
     r.push_segments = plan.size();
     r.predicted_slowest_ms = it < o.warmup ? 0 : result.predicted_ms;
@@ -257,28 +208,14 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
             {static_cast<double>(b.bytes), ms_between(b.start, b.end), 1.0});
     }
     result.iterations.push_back(r);
-    log.iteration_done(result, step, it < o.warmup ? "warm-up" : "training");
-    if (ring.stop_votes() > 0 && it + 1 < share.total) {  // every worker stops here
+    job.log.iteration_done(result, step, it < o.warmup ? "warm-up" : "training");
+    if (ring.stop_votes() > 0 && it + 1 < job.share.total) {  // every worker stops here
       result.interrupted_at = it + 1;
       break;
     }
-    const bool epoch_end = step + 1 == share.steps_per_epoch;
-    if (o.rank == 0 && it + 1 < share.total &&
-        (epoch_end || (o.eval_every > 0 && (it + 1) % o.eval_every == 0)))
-      evaluate_now(*model, *test, o, log, result, false, epoch_end, true);
+    job.maybe_evaluate(it);
   }
-  model->set_observer(nullptr);
-  result.final_weights = model->flat_params();  // every rank's: the same bits
-  if (o.rank == 0) {
-    evaluate_now(*model, *test, o, log, result, true, false, true);
-  }
-  std::vector<double> ms;
-  for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(o.warmup, share.total));
-       i < result.iterations.size(); ++i)
-    ms.push_back(result.iterations[i].ms);
-  result.median_iteration_ms = ms.empty() ? 0 : median(ms);
-  log.status(result, "done", true);
-  return result;
+  return job.finish();  // every rank's final weights: the same bits
 }
 
 }  // namespace dynacomm::worker

@@ -6,6 +6,7 @@
 
 #include "net/free_port.h"
 #include "ps/server.h"
+#include "worker/gossip_worker.h"
 #include "worker/ring_worker.h"
 
 namespace dynacomm::worker::testing {
@@ -71,7 +72,8 @@ std::vector<WorkerResult> run_ring_job(WorkerOptions job, int workers) {
         WorkerOptions o = job;
         o.rank = r;
         std::ostringstream progress;
-        results[r] = run_ring_worker(o, progress);
+        results[r] =
+            o.arch == "gossip" ? run_gossip_worker(o, progress) : run_ring_worker(o, progress);
       } catch (...) {
         errors[r] = std::current_exception();
       }

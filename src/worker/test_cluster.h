@@ -1,6 +1,6 @@
 // Jobs of real workers as threads of a test process (gloo's BaseTest::spawn): a PS over
-// ZeroMQ inproc:// with its workers, or --arch allreduce's ring over TCP loopback. Each
-// thread's exception is rethrown in the test.
+// ZeroMQ inproc:// with its workers, or --arch allreduce's and gossip's group over TCP loopback.
+// Each thread's exception is rethrown in the test.
 #pragma once
 
 #include <vector>
@@ -11,7 +11,7 @@ namespace dynacomm::worker::testing {
 
 // A PS and `workers` workers; worker 0's result.
 WorkerResult run_ps_job(const WorkerOptions& job, int workers);
-// `workers` all-reduce workers (job.arch "allreduce"); every rank's result.
+// `workers` peer-to-peer workers (job.arch "allreduce" or "gossip"); every rank's result.
 std::vector<WorkerResult> run_ring_job(WorkerOptions job, int workers);
 
 }  // namespace dynacomm::worker::testing

@@ -17,6 +17,7 @@
 #include "data/fashion_mnist.h"
 #include "net/connection.h"
 #include "net/endpoint.h"
+#include "plan/model/gossip.h"
 #include "plan/model/simulate.h"
 #include "train/local_training.h"
 #include "worker/calibration.h"
@@ -45,13 +46,13 @@ std::string join(const std::vector<std::string>& names) {
 }  // namespace
 
 void WorkerOptions::validate() const {
-  if (arch == "allreduce") {
+  if (arch == "allreduce" || arch == "gossip") {
     validate_ring();
   } else if (arch == "ps") {
     if (ps.empty()) throw InvalidInput("worker: --ps is required");
     net::check_endpoint(ps, "worker: --ps");
   } else {
-    throw InvalidInput("worker: unknown --arch '" + arch + "' (known: ps, allreduce)");
+    throw InvalidInput("worker: unknown --arch '" + arch + "' (known: ps, allreduce, gossip)");
   }
   if (workers < 1) throw InvalidInput("worker: --workers must be at least 1");
   if (rank < 0 || rank >= workers)
@@ -103,20 +104,18 @@ void WorkerOptions::validate_ring() const {
   if (buckets != "planned" && buckets != "ddp" && buckets != "one" && buckets != "layerwise")
     throw InvalidInput("worker: unknown --buckets '" + buckets +
                        "' (known: planned, ddp, one, layerwise)");
+  plan::parse_topology(topology);  // InvalidInput naming the known ones
+  const std::string the = "worker: --arch " + arch;
   if (compression != "none" || pull_compression != "none")
     throw InvalidInput(
-        "worker: --arch allreduce sums dense float32 gradients; --compress and "
-        "--compress-pulls are for --arch ps");
+        the + " sends dense float32 values; --compress and --compress-pulls are for --arch ps");
   if (sync != "bsp")
-    throw InvalidInput("worker: --arch allreduce is synchronous: --sync " + sync +
-                       " is for --arch ps");
-  if (!rotation.empty()) throw InvalidInput("worker: --arch allreduce takes no scheduler rotation");
+    throw InvalidInput(the + " is synchronous: --sync " + sync + " is for --arch ps");
+  if (!rotation.empty()) throw InvalidInput(the + " takes no scheduler rotation");
   if (device_slowdown != 1 || !slowdown_trace.points.empty())
-    throw InvalidInput("worker: --arch allreduce does not emulate a slower device (yet)");
+    throw InvalidInput(the + " does not emulate a slower device (yet)");
   if (!link_trace.points.empty() && !kernel_shaped)
-    throw InvalidInput(
-        "worker: --arch allreduce follows a --link-trace only as the kernel's "
-        "links do (--net netns)");
+    throw InvalidInput(the + " follows a --link-trace only as the kernel's links do (--net netns)");
 }
 
 namespace {

@@ -59,10 +59,12 @@ struct WorkerOptions {
   std::string ps;  // PS endpoint, e.g. tcp://127.0.0.1:7070
   // The job's architecture: "ps", or "allreduce" (worker/ring_worker.h: no PS; the workers
   // meet at rank 0's store, ring_store HOST:PORT, each reachable at its ring_host, and sum
-  // their gradients in buckets chosen by the rule `buckets`).
+  // their gradients in buckets chosen by the rule `buckets`), or "gossip" (gossip_worker.h:
+  // the same group; each worker averages its model with its neighbours' on `topology`).
   std::string arch = "ps";
   std::string ring_store, ring_host = "127.0.0.1";
   std::string buckets = "planned";
+  std::string topology = "ring";          // --arch gossip: "ring" or "torus" (plan/model/gossip.h)
   std::optional<net::CurveClient> curve;  // CURVE keys (net/curve.h); none: plaintext
   int rank = 0;
   int workers = 1;
@@ -130,7 +132,7 @@ struct WorkerOptions {
   bool interactive = false;
 
   void validate() const;  // throws InvalidInput naming the option
-  void validate_ring() const;  // --arch allreduce's options
+  void validate_ring() const;  // --arch allreduce's and gossip's options
 };
 
 struct IterationRecord {

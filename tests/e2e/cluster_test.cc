@@ -568,20 +568,20 @@ TEST_F(ClusterTest, BenchComparesSyncModesWithAStraggler) {
     EXPECT_FALSE(read_file(out + "/" + f).empty()) << f;
 }
 
-// --arch lists: one job per architecture, the all-reduce ones without a PS; every bucket
-// rule learns the same weights, bit for bit (collective/ring_group.h).
+// --arch lists: one job per architecture, the all-reduce and gossip ones without a PS; every
+// bucket rule learns the same weights, bit for bit (collective/ring_group.h).
 TEST_F(ClusterTest, BenchComparesArchitectures) {
   const std::string out = dir_ + "/arch";
   ASSERT_TRUE(
       run_dynacomm("arch",
-                   "bench --model lenet5 --workers 3 --arch ps,allreduce,allreduce:layerwise"
+                   "bench --model lenet5 --workers 3 --arch ps,allreduce,allreduce:layerwise,gossip"
                    " --iterations 4 --batch 32 --train-samples 1000 --test-samples 100"
                    " --down 1gbit --latency 1ms"));
   const nlohmann::json rows = nlohmann::json::parse(read_file(out + "/arch.json"));
-  ASSERT_EQ(rows.size(), 3u);
-  const char* archs[] = {"ps", "allreduce:planned", "allreduce:layerwise"};
-  const char* dirs[] = {"/ps", "/allreduce", "/allreduce-layerwise"};
-  for (int k = 0; k < 3; ++k) {
+  ASSERT_EQ(rows.size(), 4u);
+  const char* archs[] = {"ps", "allreduce:planned", "allreduce:layerwise", "gossip:ring"};
+  const char* dirs[] = {"/ps", "/allreduce", "/allreduce-layerwise", "/gossip"};
+  for (int k = 0; k < 4; ++k) {
     const nlohmann::json summary =
         nlohmann::json::parse(read_file(out + dirs[k] + "/summary.json"));
     EXPECT_EQ(summary["arch"], archs[k]);
@@ -593,28 +593,35 @@ TEST_F(ClusterTest, BenchComparesArchitectures) {
   const std::string planned = read_file(out + "/allreduce/weights.bin");
   EXPECT_EQ(planned.size(), 246824u);
   EXPECT_TRUE(planned == read_file(out + "/allreduce-layerwise/weights.bin"));
+  EXPECT_EQ(read_file(out + "/gossip/weights.bin").size(), 246824u);
+  EXPECT_FALSE(planned == read_file(out + "/gossip/weights.bin"));
+  EXPECT_GT(rows[3]["predicted_ms"].get<double>(), 0);
 }
 
-// Ctrl-C of an all-reduce job: the stop is a vote carried by the ring, so every worker stops
-// after the same iteration (none is left waiting in a ring step), and rank 0 saves.
-TEST_F(ClusterTest, AnInterruptedAllreduceTrainStopsEveryWorkerTogether) {
-  const std::string out = dir_ + "/ring-interrupted";
-  const int rc = interrupted_run("ring-interrupted",
-                                 "train --arch allreduce --workers 3 --model lenet5 --epochs 20"
-                                 " --train-samples 2000 --test-samples 100 --down 1gbit"
-                                 " --latency 1ms",
-                                 20);
-  const std::string log = read_file(dir_ + "/ring-interrupted.log");
-  EXPECT_EQ(rc, 130) << log;
-  const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
-  EXPECT_GT(summary["interrupted_at"].get<int>(), 20);
-  EXPECT_GT(summary["test_accuracy"].get<double>(), 0.1);
-  EXPECT_EQ(read_file(out + "/weights.bin").size(), 246824u);
-  for (int r = 1; r < 3; ++r) {
-    const std::string w = read_file(out + "/worker-" + std::to_string(r) + ".log");
-    EXPECT_EQ(w.find("failed"), std::string::npos) << w;
+// Ctrl-C of a peer-to-peer job: the stop is a vote carried by the ring (all-reduce) or a
+// deadline passed from neighbour to neighbour (gossip), so every worker stops after the
+// same iteration (none is left waiting for a peer), and rank 0 saves.
+TEST_F(ClusterTest, AnInterruptedPeerToPeerTrainStopsEveryWorkerTogether) {
+  for (const std::string arch : {"allreduce", "gossip"}) {
+    const std::string name = arch + "-interrupted", out = dir_ + "/" + name;
+    const int rc = interrupted_run(name,
+                                   "train --arch " + arch +
+                                       " --workers 3 --model lenet5 --epochs 20"
+                                       " --train-samples 2000 --test-samples 100 --down 1gbit"
+                                       " --latency 1ms",
+                                   20);
+    const std::string log = read_file(dir_ + "/" + name + ".log");
+    EXPECT_EQ(rc, 130) << log;
+    const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
+    EXPECT_GT(summary["interrupted_at"].get<int>(), 20) << arch;
+    EXPECT_GT(summary["test_accuracy"].get<double>(), 0.1) << arch;
+    EXPECT_EQ(read_file(out + "/weights.bin").size(), 246824u) << arch;
+    for (int r = 1; r < 3; ++r) {
+      const std::string w = read_file(out + "/worker-" + std::to_string(r) + ".log");
+      EXPECT_EQ(w.find("failed"), std::string::npos) << arch << ": " << w;
+    }
+    for (int pid : processes_mentioning(out)) ::kill(pid, SIGKILL);
   }
-  for (int pid : processes_mentioning(out)) ::kill(pid, SIGKILL);
 }
 
 // A job's full-duplex plan is re-planned together: when both links step up, the workers
