@@ -106,6 +106,43 @@ std::vector<std::string> split_sync_list(const std::string& list) {
   return out;
 }
 
+void JobFlags::add_arch_flags(CLI::App* cmd, bool bench_lists) {
+  const std::string arch_help =
+      "ps (a parameter server, every scheduler and mode above), or allreduce (no PS: the "
+      "workers sum their gradients over a ring on Gloo, in buckets overlapping backward), or "
+      "gossip (D-PSGD: each worker averages its model with its neighbours' on --topology "
+      "while it computes; docs/architectures.md)";
+  cmd->add_option("--arch", arch,
+                  bench_lists
+                      ? "Architectures to compare, comma-separated, one job each: " + arch_help +
+                            "; allreduce:RULE takes --buckets RULE, gossip:TOPOLOGY --topology"
+                      : "Architecture: " + arch_help)
+      ->check([bench_lists](const std::string& spec) {
+        try {
+          for (const std::string& one : bench_lists ? split_arch_list(spec) : std::vector{spec}) {
+            JobFlags probe;
+            probe.set_arch(one);
+            if (!bench_lists && probe.arch != one)
+              throw InvalidInput("--arch " + one +
+                                 ": ps, allreduce or gossip (--buckets, --topology set the rest)");
+          }
+        } catch (const InvalidInput& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      })
+      ->capture_default_str();
+  cmd->add_option("--buckets", buckets,
+                  "allreduce: planned (the DynaComm push DP under the ring's measured cost), "
+                  "ddp (PyTorch DDP's 25 MB buckets), one, or layerwise")
+      ->check(CLI::IsMember({"planned", "ddp", "one", "layerwise"}))
+      ->capture_default_str();
+  cmd->add_option("--topology", topology,
+                  "gossip: ring (two neighbours each) or torus (four, on a rows x cols grid)")
+      ->check(CLI::IsMember({"ring", "torus"}))
+      ->capture_default_str();
+}
+
 void JobFlags::add_job_flags(CLI::App* cmd, bool bench_lists) {
   cmd->add_option("--model", model, listed(model::zoo_model_names()))
       ->check(CLI::IsMember(model::zoo_model_names()))
@@ -199,40 +236,7 @@ void JobFlags::add_job_flags(CLI::App* cmd, bool bench_lists) {
       })
       ->capture_default_str();
   add_sync_flag(cmd, sync, bench_lists);
-  const std::string arch_help =
-      "ps (a parameter server, every scheduler and mode above), or allreduce (no PS: the "
-      "workers sum their gradients over a ring on Gloo, in buckets overlapping backward), or "
-      "gossip (D-PSGD: each worker averages its model with its neighbours' on --topology "
-      "while it computes; docs/architectures.md)";
-  cmd->add_option("--arch", arch,
-                  bench_lists
-                      ? "Architectures to compare, comma-separated, one job each: " + arch_help +
-                            "; allreduce:RULE takes --buckets RULE, gossip:TOPOLOGY --topology"
-                      : "Architecture: " + arch_help)
-      ->check([bench_lists](const std::string& spec) {
-        try {
-          for (const std::string& one : bench_lists ? split_arch_list(spec) : std::vector{spec}) {
-            JobFlags probe;
-            probe.set_arch(one);
-            if (!bench_lists && probe.arch != one)
-              throw InvalidInput("--arch " + one +
-                                 ": ps, allreduce or gossip (--buckets, --topology set the rest)");
-          }
-        } catch (const InvalidInput& e) {
-          return std::string(e.what());
-        }
-        return std::string();
-      })
-      ->capture_default_str();
-  cmd->add_option("--buckets", buckets,
-                  "allreduce: planned (the DynaComm push DP under the ring's measured cost), "
-                  "ddp (PyTorch DDP's 25 MB buckets), one, or layerwise")
-      ->check(CLI::IsMember({"planned", "ddp", "one", "layerwise"}))
-      ->capture_default_str();
-  cmd->add_option("--topology", topology,
-                  "gossip: ring (two neighbours each) or torus (four, on a rows x cols grid)")
-      ->check(CLI::IsMember({"ring", "torus"}))
-      ->capture_default_str();
+  add_arch_flags(cmd, bench_lists);
   cmd->add_option("--warmup", warmup,
                   "Warm-up iterations (sequential and layerwise plans in turn) measuring compute "
                   "and transfers; the scheduler plans after them (>= 1)")

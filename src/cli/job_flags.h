@@ -59,6 +59,7 @@ struct JobFlags {
   // workers (model, workers, optimiser, data, batch, scheduling, re-planning).
   // bench_lists: --compress and --sync take comma-separated lists (the bench's).
   void add_job_flags(CLI::App* cmd, bool bench_lists = false);
+  void add_arch_flags(CLI::App* cmd, bool bench_lists);  // --arch, --buckets, --topology
   void add_timeout(CLI::App* cmd);       // each process's own
   void add_worker_flags(CLI::App* cmd);  // each worker's own: data folder, link, emulation
   void add_ps_link_flag(CLI::App* cmd);  // train's and bench's: --ps-link
