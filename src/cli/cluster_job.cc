@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/timed_replay.h"
 #include "cli/app.h"
+#include "cli/arch_choice.h"
 #include "cluster/local_cluster.h"
 #include "cluster/status.h"
 #include "net/free_port.h"
@@ -166,6 +167,10 @@ void start_processes(cluster::LocalCluster& c, const JobFlags& j,
 }  // namespace
 
 void validate_job(const JobFlags& job, const std::vector<JobFlags>& per_worker) {
+  if (job.arch == "auto") {  // one that fits is enough (cli/arch_choice.h)
+    (void)architectures_that_fit(job, per_worker);
+    return;
+  }
   ps::ServerOptions server = job.server_options();
   server.validate();
   for (std::size_t r = 0; r < per_worker.size(); ++r) {
@@ -198,10 +203,36 @@ cluster::CloudLinkRates cloud_rates(const JobFlags& job) {
                   : plan::parse_bandwidth_bps(job.ps_link.substr(comma + 1))};
 }
 
+namespace {
+// run_cluster_job with an architecture chosen.
+RunSummary run_chosen_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
+                          const std::string& run_dir, int threads, cluster::NetnsTopology* topology,
+                          const cluster::StatusStyle& style, const JobControl& control);
+}  // namespace
+
 RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
                            const std::string& run_dir, int threads,
                            cluster::NetnsTopology* topology, const cluster::StatusStyle& style,
                            const JobControl& control) {
+  if (j.arch != "auto")
+    return run_chosen_job(j, per_worker, run_dir, threads, topology, style, control);
+  JobFlags chosen = j;
+  std::vector<JobFlags> chosen_workers = per_worker;
+  const plan::ArchitectureChoice c = choose_job_architecture(chosen, chosen_workers, threads);
+  RunSummary s = run_chosen_job(chosen, chosen_workers, run_dir, threads, topology, style, control);
+  nlohmann::json predictions = nlohmann::json::array();
+  for (const plan::ArchitecturePrediction& p : c.predictions)
+    predictions.push_back({{"arch", p.arch}, {"predicted_ms", p.ms}, {"how", p.how}});
+  s.arch_choice = {{"chosen", c.chosen}, {"predictions", predictions}, {"text", c.text()}};
+  report::RunFolder(run_dir).write_json("summary.json", to_json(s));
+  return s;
+}
+
+namespace {
+
+RunSummary run_chosen_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
+                          const std::string& run_dir, int threads, cluster::NetnsTopology* topology,
+                          const cluster::StatusStyle& style, const JobControl& control) {
   const int max_restarts = control.max_restarts;
   validate_job(j, per_worker);  // every flag, before any process starts
   (void)cloud_rates(j);         // --ps-link only with --net netns
@@ -312,5 +343,7 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
   if (parsed.is_discarded()) throw Error(run.file("summary.json") + ": not JSON");
   return summary_from_json(parsed);
 }
+
+}  // namespace
 
 }  // namespace dynacomm::cli

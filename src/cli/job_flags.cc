@@ -71,9 +71,9 @@ std::vector<std::string> split_arch_list(const std::string& list) {
 void JobFlags::set_arch(const std::string& spec) {
   const auto colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
-  if (name != "ps" && name != "allreduce" && name != "gossip")
+  if (name != "ps" && name != "allreduce" && name != "gossip" && name != "auto")
     throw InvalidInput("--arch '" + spec +
-                       "': known: ps, allreduce, allreduce:RULE, gossip, gossip:TOPOLOGY");
+                       "': known: ps, allreduce, allreduce:RULE, gossip, gossip:TOPOLOGY, auto");
   if (colon != std::string::npos) {
     const std::string rule = spec.substr(colon + 1);
     if (name == "gossip" && (rule == "ring" || rule == "torus")) {
@@ -111,7 +111,8 @@ void JobFlags::add_arch_flags(CLI::App* cmd, bool bench_lists) {
       "ps (a parameter server, every scheduler and mode above), or allreduce (no PS: the "
       "workers sum their gradients over a ring on Gloo, in buckets overlapping backward), or "
       "gossip (D-PSGD: each worker averages its model with its neighbours' on --topology "
-      "while it computes; docs/architectures.md)";
+      "while it computes), or auto (the one predicted fastest from a profile on this machine "
+      "and the links; train and bench; docs/architectures.md)";
   cmd->add_option("--arch", arch,
                   bench_lists
                       ? "Architectures to compare, comma-separated, one job each: " + arch_help +
@@ -123,8 +124,9 @@ void JobFlags::add_arch_flags(CLI::App* cmd, bool bench_lists) {
             JobFlags probe;
             probe.set_arch(one);
             if (!bench_lists && probe.arch != one)
-              throw InvalidInput("--arch " + one +
-                                 ": ps, allreduce or gossip (--buckets, --topology set the rest)");
+              throw InvalidInput(
+                  "--arch " + one +
+                  ": ps, allreduce, gossip or auto (--buckets, --topology set the rest)");
           }
         } catch (const InvalidInput& e) {
           return std::string(e.what());

@@ -36,7 +36,7 @@ struct JobFlags {
       "none";  // the pushes' codec (compress/compressor.h)  // or a planner (worker/worker.h)
   std::string compress_pulls = "none";  // the pulls' (compress/pull_codec.h)
   std::string sync = "bsp";             // the synchronisation mode (ps/sync_policy.h)
-  std::string arch = "ps";              // ps, or allreduce (worker/ring_worker.h)
+  std::string arch = "ps";              // ps, allreduce, gossip, or auto (cli/arch_choice.h)
   std::string buckets = "planned";      // allreduce: how the gradients are bucketed
   std::string topology = "ring";        // gossip: whom each worker averages with
   std::string down = "500mbit", up, latency = "10ms", extra_overhead = "0ms";

@@ -171,6 +171,7 @@ nlohmann::json to_json(const RunSummary& s) {
           {"replan", s.replan},
           {"sync", s.sync},
           {"arch", s.arch},
+          {"arch_choice", s.arch_choice},
           {"plan_changes", changes},
           {"ideal_ms", s.ideal_ms},
           {"final_estimates", s.final_estimates},
@@ -205,6 +206,7 @@ RunSummary summary_from_json(const nlohmann::json& j) {
   s.replan = get<std::string>(j, "replan");
   s.sync = j.value("sync", "bsp");  // written before the modes: BSP
   s.arch = j.value("arch", "ps");
+  if (j.contains("arch_choice")) s.arch_choice = j["arch_choice"];
   s.workers = get<int>(j, "workers");
   s.batch = get<int>(j, "batch");
   s.iterations = get<std::int64_t>(j, "iterations");

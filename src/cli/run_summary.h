@@ -69,6 +69,7 @@ struct RunSummary {
   nlohmann::json plan;             // the plan the run ended with
   nlohmann::json final_estimates;  // link, aggregation, ideal_ms, profile at the end
   nlohmann::json profile;          // the warm-up's per-unit profile
+  nlohmann::json arch_choice;      // --arch auto: chosen, predictions, text (else null)
 
   // The strategy the run used: the scheduler, or what auto chose.
   std::string strategy() const;

@@ -79,6 +79,7 @@ void run_cluster(const TrainFlags& f) {
   const std::string how = j.arch == "allreduce"
                               ? "all-reduce over a ring, " + j.buckets + " buckets"
                           : j.arch == "gossip" ? "gossip (D-PSGD) on a " + j.topology
+                          : j.arch == "auto"   ? "the architecture predicted fastest"
                                                : "scheduler " + j.scheduler;
   std::fprintf(stderr,
                "dynacomm: %s%d workers on this machine, model %s, %s, "
@@ -171,6 +172,8 @@ void run_cluster(const TrainFlags& f) {
   std::printf("%s\n", speed.front().c_str());
   if (!s.scheduler_choice.empty())
     std::printf("--scheduler auto: %s\n", s.scheduler_choice.c_str());
+  if (s.arch_choice.is_object())
+    std::printf("--arch auto: %s\n", s.arch_choice.value("text", "").c_str());
   for (std::size_t i = 1; i < speed.size(); ++i) std::printf("%s\n", speed[i].c_str());
   const double pred = s.predicted_ms;
   // Under BSP the slowest worker sets the pace; worker 0's own figures above are for its

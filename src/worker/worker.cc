@@ -51,6 +51,10 @@ void WorkerOptions::validate() const {
   } else if (arch == "ps") {
     if (ps.empty()) throw InvalidInput("worker: --ps is required");
     net::check_endpoint(ps, "worker: --ps");
+  } else if (arch == "auto") {
+    throw InvalidInput(
+        "worker: --arch auto is chosen by `dynacomm train` or `bench` before the workers start; "
+        "a worker takes ps, allreduce or gossip");
   } else {
     throw InvalidInput("worker: unknown --arch '" + arch + "' (known: ps, allreduce, gossip)");
   }

@@ -598,6 +598,37 @@ TEST_F(ClusterTest, BenchComparesArchitectures) {
   EXPECT_GT(rows[3]["predicted_ms"].get<double>(), 0);
 }
 
+// --arch auto: the launcher profiles the model, predicts every architecture the flags allow
+// and runs the fastest; the summary says which and why. With compressed pushes only the PS
+// fits.
+TEST_F(ClusterTest, AutoArchitectureRunsThePredictedFastestAndSaysSo) {
+  const std::string out = dir_ + "/arch-auto";
+  ASSERT_TRUE(run_dynacomm("arch-auto",
+                           "train --arch auto --workers 3 --model lenet5 --iterations 8"
+                           " --train-samples 1000 --test-samples 100 --down 100mbit"));
+  const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
+  const nlohmann::json& choice = summary["arch_choice"];
+  ASSERT_EQ(choice["predictions"].size(), 3u) << choice;
+  double best = 1e300;
+  std::string fastest;
+  for (const auto& p : choice["predictions"])
+    if (p["predicted_ms"].get<double>() < best) {
+      best = p["predicted_ms"].get<double>();
+      fastest = p["arch"].get<std::string>();
+    }
+  EXPECT_EQ(choice["chosen"], fastest);
+  EXPECT_EQ(summary["arch"].get<std::string>().rfind(fastest, 0), 0u) << summary["arch"];
+  EXPECT_NE(read_file(dir_ + "/arch-auto.log").find("--arch auto: " + fastest + ", predicted"),
+            std::string::npos);
+  const std::string only_ps = dir_ + "/arch-auto-topk";
+  ASSERT_TRUE(run_dynacomm("arch-auto-topk",
+                           "train --arch auto --compress topk:0.1 --workers 2 --model lenet5"
+                           " --iterations 6 --train-samples 1000 --test-samples 100"));
+  const nlohmann::json topk = nlohmann::json::parse(read_file(only_ps + "/summary.json"));
+  EXPECT_EQ(topk["arch"], "ps");
+  EXPECT_EQ(topk["arch_choice"]["predictions"].size(), 1u);
+}
+
 // Ctrl-C of a peer-to-peer job: the stop is a vote carried by the ring (all-reduce) or a
 // deadline passed from neighbour to neighbour (gossip), so every worker stops after the
 // same iteration (none is left waiting for a peer), and rank 0 saves.

@@ -83,6 +83,7 @@ CodecRow row_of(const std::string& codec, const std::vector<CodecRun>& runs) {
     predicted.push_back(run.summary.predicted_slowest_ms);
     accuracy.push_back(run.summary.test_accuracy);
     if (!run.summary.codecs.empty()) r.choices.push_back(run.summary.codecs);
+    if (run.summary.arch_choice.is_object()) r.choices.push_back("ran " + run.summary.arch);
     r.targets.push_back(run.summary.time_to_accuracy);
   }
   r.ms = stats_of(ms);
@@ -109,7 +110,7 @@ std::string table_of(const std::vector<CodecRow>& rows, bool to_accuracy, double
   if (!to_accuracy)
     md = "| " + flag +
          " | mean bytes up / iteration | mean bytes down / iteration | median ms (min-max) | "
-         "predicted ms | measured / predicted | test accuracy | pushes |\n"
+         "predicted ms | measured / predicted | test accuracy | pushes (auto: ran) |\n"
          "|---|---|---|---|---|---|---|---|\n";
   else
     md = "| " + flag + " | reached " + fmt("%.2f", 100 * target) +
