@@ -46,6 +46,7 @@ plan::ModelProfile local_profile(const JobFlags& job, int threads) {
   for (plan::UnitProfile& u : p.units) {
     u.forward_ms *= sharing;
     u.backward_ms *= sharing;
+    if (job.compress == "fp16") u.push_bytes = u.bytes / 2;  // the one codec allreduce takes
   }
   return p;
 }

@@ -29,6 +29,12 @@ bool is_timeout(const std::string& message) {
 at::Tensor view(float* data, std::int64_t count) {
   return torch::from_blob(data, {count}, torch::kFloat32);
 }
+at::Tensor view(c10::Half* data, std::int64_t count) {
+  return torch::from_blob(data, {count}, torch::kFloat16);
+}
+
+// x as the nearest IEEE half (round to nearest even) would give it back.
+float through_half(float x) { return static_cast<float>(c10::Half(x)); }
 
 // Where a bucket's elements go when packed by owner: chunk g holds, in order, the bucket's
 // elements in blocks dealt to rank g.
@@ -80,6 +86,8 @@ struct RingGroup::Impl {
   std::int64_t bytes_sent = 0;
   std::optional<net::LinkShaper> up, down;
   std::vector<float> packed, incoming;
+  std::vector<c10::Half> packed16, incoming16;  // half_wire: one step's chunks
+  int width() const { return options.half_wire ? 2 : 4; }
 
   int right() const { return (options.rank + 1) % options.size; }
   int left() const { return (options.rank + options.size - 1) % options.size; }
@@ -107,22 +115,33 @@ struct RingGroup::Impl {
     const std::int64_t n_out = layout.length[out], n_in = layout.length[in];
     const int tag = static_cast<int>(sequence++ & 0x3fffffffu);
     c10::intrusive_ptr<c10d::Work> received, sent;
-    std::vector<at::Tensor> in_tensors{view(incoming.data(), n_in)};
+    const bool half = options.half_wire;
+    if (half) {
+      incoming16.resize(static_cast<std::size_t>(n_in));
+      packed16.resize(static_cast<std::size_t>(n_out));
+      const float* from = packed.data() + layout.base[out];
+      for (std::int64_t j = 0; j < n_out; ++j) packed16[j] = c10::Half(from[j]);
+    }
+    std::vector<at::Tensor> in_tensors{half ? view(incoming16.data(), n_in)
+                                            : view(incoming.data(), n_in)};
     if (n_in > 0) received = group->recv(in_tensors, left(), tag);
     std::optional<Clock::time_point> in_by;
-    if (down) in_by = down->deliver_at(start, n_in * 4);
+    if (down) in_by = down->deliver_at(start, n_in * width());
     if (up) {
-      std::this_thread::sleep_until(up->deliver_at(start, n_out * 4));
+      std::this_thread::sleep_until(up->deliver_at(start, n_out * width()));
     } else if (options.emulate.latency_ms > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(
           options.emulate.latency_ms));
     }
-    std::vector<at::Tensor> out_tensors{view(packed.data() + layout.base[out], n_out)};
+    std::vector<at::Tensor> out_tensors{half ? view(packed16.data(), n_out)
+                                             : view(packed.data() + layout.base[out], n_out)};
     if (n_out > 0) sent = group->send(out_tensors, right(), tag);
     if (sent) wait(sent, "send to", right(), what);
     if (received) wait(received, "receive from", left(), what);
+    if (half)
+      for (std::int64_t j = 0; j < n_in; ++j) incoming[j] = static_cast<float>(incoming16[j]);
     if (in_by) std::this_thread::sleep_until(*in_by);
-    bytes_sent += n_out * 4;
+    bytes_sent += n_out * width();
   }
 };
 
@@ -170,6 +189,7 @@ int RingGroup::rank() const { return impl_->options.rank; }
 int RingGroup::size() const { return impl_->options.size; }
 int RingGroup::port() const { return impl_->port; }
 std::int64_t RingGroup::bytes_sent() const { return impl_->bytes_sent; }
+int RingGroup::wire_bytes() const { return impl_->width(); }
 
 void RingGroup::allreduce_sum(float* data, std::int64_t count, std::int64_t offset,
                               const std::string& what) {
@@ -188,6 +208,10 @@ void RingGroup::allreduce_sum(float* data, std::int64_t count, std::int64_t offs
     m.step(layout, out, in, label + " (reduce step " + std::to_string(k) + ")");
     float* acc = m.packed.data() + layout.base[in];
     for (std::int64_t j = 0; j < layout.length[in]; ++j) acc[j] = m.incoming[j] + acc[j];
+  }
+  if (m.options.half_wire) {  // this rank's finished chunk, as the others will receive it
+    float* mine = m.packed.data() + layout.base[r];
+    for (std::int64_t j = 0; j < layout.length[r]; ++j) mine[j] = through_half(mine[j]);
   }
   // All-gather: each rank's finished chunk goes round.
   for (int k = 0; k + 1 < p; ++k) {

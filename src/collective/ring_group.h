@@ -10,7 +10,8 @@
 // (blocks of kBlock elements, dealt to the ranks in turn), so element i is always summed as
 // ((x_{g+1} + x_{g+2}) + ...) + x_g for its owner g, whatever the buckets: every bucket plan
 // gives the same bits. The cost is Gloo's ring's, 2(P-1) steps of about B/P bytes
-// (plan/model/ring.h), plus packing the bucket's blocks by owner (a memcpy).
+// (plan/model/ring.h), plus packing the bucket's blocks by owner (a memcpy). With
+// half_wire the steps carry half as many bytes.
 //
 // With `emulate` set, each step's transfer is paced in user space like the PS's links
 // (net/shaper.h: the uplink's token bucket and the latency before a send, the downlink's
@@ -46,6 +47,11 @@ struct RingGroupOptions {
   std::chrono::milliseconds timeout{60000};  // every step, and the rendezvous
   RingEmulation emulate;
   std::chrono::milliseconds join_timeout{0};  // the rendezvous, when longer (0: timeout)
+  // allreduce_sum's chunks travel as IEEE half (--compress fp16): each step's partial sums
+  // are rounded to half on the wire and added in float; the owner rounds its finished
+  // chunk the same way before the all-gather, so every rank ends with the same bits (and
+  // every bucket plan too: the rounding happens per element at the same steps).
+  bool half_wire = false;
 };
 
 class RingGroup {
@@ -78,6 +84,7 @@ class RingGroup {
   std::string read(const std::string& key);
 
   std::int64_t bytes_sent() const;  // over the ring so far, this rank
+  int wire_bytes() const;           // per element of allreduce_sum: 4, or 2 with half_wire
 
   struct Impl;
 

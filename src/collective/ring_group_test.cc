@@ -2,6 +2,7 @@
 // right, the same bits for every bucket plan, and a missing peer is a Timeout naming it.
 #include "collective/ring_group.h"
 
+#include <c10/util/Half.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,7 +24,8 @@ namespace {
 using std::chrono::milliseconds;
 
 // Runs fn(rank) on `size` threads, each in a group of its own; rethrows the first failure.
-void spawn(int size, const std::function<void(RingGroup&)>& fn, milliseconds timeout = milliseconds(20000)) {
+void spawn(int size, const std::function<void(RingGroup&)>& fn,
+           milliseconds timeout = milliseconds(20000), bool half_wire = false) {
   const int port = net::free_tcp_port();
   std::vector<std::exception_ptr> errors(size);
   std::vector<std::thread> threads;
@@ -31,8 +33,8 @@ void spawn(int size, const std::function<void(RingGroup&)>& fn, milliseconds tim
     threads.emplace_back([&, r] {
       try {
         // Joining waits for threads started on a busy machine: the step timeout is the test's.
-        RingGroupOptions o{"127.0.0.1", port,    "127.0.0.1", r,
-                           size,        timeout, {},          milliseconds(60000)};
+        RingGroupOptions o{"127.0.0.1", port, "127.0.0.1",         r,        size,
+                           timeout,     {},   milliseconds(60000), half_wire};
         auto group = RingGroup::connect(o);
         fn(*group);
       } catch (...) {
@@ -70,16 +72,26 @@ Buckets cut(std::int64_t n, const std::vector<std::int64_t>& sizes) {
   return b;
 }
 
-std::vector<std::vector<float>> run(int size, std::int64_t n, const Buckets& buckets) {
+std::vector<std::vector<float>> run(int size, std::int64_t n, const Buckets& buckets,
+                                    bool half_wire = false) {
   std::vector<std::vector<float>> out(size);
-  spawn(size, [&](RingGroup& g) {
-    std::vector<float> x = gradient(g.rank(), n);
-    for (auto [offset, count] : buckets)
-      g.allreduce_sum(x.data() + offset, count, offset, "test bucket");
-    out[g.rank()] = std::move(x);
-  });
+  spawn(
+      size,
+      [&](RingGroup& g) {
+        std::vector<float> x = gradient(g.rank(), n);
+        for (auto [offset, count] : buckets)
+          g.allreduce_sum(x.data() + offset, count, offset, "test bucket");
+        out[g.rank()] = std::move(x);
+        // Whole blocks for every owner: each rank sends 2(P-1)/P of the elements.
+        if (n % (size * RingGroup::kBlock) == 0) {
+          EXPECT_EQ(g.bytes_sent(), 2 * (size - 1) * n / size * (half_wire ? 2 : 4));
+        }
+      },
+      milliseconds(20000), half_wire);
   return out;
 }
+
+float through_half(float x) { return static_cast<float>(c10::Half(x)); }
 
 TEST(RingGroup, SumsInTheOrderFixedByEachElementsOwnerForEveryBucketPlan) {
   const std::int64_t n = 3000;
@@ -98,6 +110,37 @@ TEST(RingGroup, SumsInTheOrderFixedByEachElementsOwnerForEveryBucketPlan) {
     for (const Buckets& plan : {cut(n, {n}), cut(n, {1, 7, 300, 1000}), cut(n, {2999}),
                                 cut(n, {100, 100, 100, 100, 100, 100, 100, 100, 100, 100})}) {
       std::vector<std::vector<float>> got = run(size, n, plan);
+      for (int r = 0; r < size; ++r)
+        ASSERT_EQ(0, std::memcmp(got[r].data(), expected.data(), n * sizeof(float)))
+            << "rank " << r << ", " << plan.size() << " buckets";
+    }
+  }
+}
+
+// --compress fp16: every step's partial sums travel as half and are added in float, the
+// owner rounds its finished chunk as the others receive it. The bits are exactly those, on
+// every rank and for every bucket plan; and the sum stays within half's precision.
+TEST(RingGroup, HalfOnTheWireRoundsAtEveryStepAlikeForEveryBucketPlan) {
+  const std::int64_t n = 3072;  // a multiple of 3 x 256: every rank sends as much
+  for (int size : {2, 3}) {
+    SCOPED_TRACE(std::to_string(size) + " ranks");
+    std::vector<std::vector<float>> x(size);
+    for (int r = 0; r < size; ++r) x[r] = gradient(r, n);
+    std::vector<float> expected(n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const int g = static_cast<int>((i / RingGroup::kBlock) % size);
+      float s = x[(g + 1) % size][i];
+      double exact = s, magnitude = std::abs(s);
+      for (int k = 2; k <= size; ++k) {
+        s = through_half(s) + x[(g + k) % size][i];
+        exact += x[(g + k) % size][i];
+        magnitude += std::abs(x[(g + k) % size][i]);
+      }
+      expected[i] = through_half(s);
+      ASSERT_NEAR(expected[i], exact, size * magnitude / 1024 + 1e-7) << i;
+    }
+    for (const Buckets& plan : {cut(n, {n}), cut(n, {1, 7, 300, 1000})}) {
+      std::vector<std::vector<float>> got = run(size, n, plan, /*half_wire=*/true);
       for (int r = 0; r < size; ++r)
         ASSERT_EQ(0, std::memcmp(got[r].data(), expected.data(), n * sizeof(float)))
             << "rank " << r << ", " << plan.size() << " buckets";

@@ -101,7 +101,7 @@ void BucketRing::run(std::int64_t it) {
                            "iteration " + std::to_string(it) + " bucket " + std::to_string(b) +
                                " (units " + std::to_string(s.first) + ".." +
                                std::to_string(s.last) + ")");
-      times_[b].bytes = (offsets_[s.last + 1] - from) * 4;
+      times_[b].bytes = (offsets_[s.last + 1] - from) * group_.wire_bytes();
       times_[b].end = Clock::now();
     }
   } catch (...) {

@@ -20,6 +20,7 @@ collective::RingGroupOptions group_options(const WorkerOptions& o) {
   g.rank = o.rank;
   g.size = o.workers;
   g.timeout = o.timeout;
+  g.half_wire = o.arch == "allreduce" && o.compression == "fp16";
   // Kernel-shaped links pace the bytes; the latency is still the transport's (netns.h).
   g.emulate.latency_ms = o.link.latency_ms;
   if (!o.kernel_shaped) {

@@ -98,7 +98,7 @@ plan::ModelProfile unit_bytes(const WorkerOptions& o, const model::Model& model)
     plan::UnitProfile up;
     up.name = u.name;
     up.params = u.params;
-    up.bytes = u.bytes();
+    up.bytes = u.params * (o.compression == "fp16" ? 2 : 4);  // what crosses the ring
     p.units.push_back(up);
   }
   return p;

@@ -48,6 +48,25 @@ TEST(RingWorker, EveryBucketPlanAndEveryRankEndsWithTheSameWeights) {
   EXPECT_FALSE(testing::run_ring_job(longer, 3)[0].final_weights == reference[0].final_weights);
 }
 
+// --compress fp16: half the bytes on the ring, and still the same weights for every bucket
+// plan and every rank (collective/ring_group.h), not those of float32.
+TEST(RingWorker, HalfOnTheWireHalvesTheBytesAndKeepsEveryBucketPlansWeights) {
+  WorkerOptions one = short_job("one"), layerwise = short_job("layerwise");
+  one.compression = layerwise.compression = "fp16";
+  const std::vector<WorkerResult> a = testing::run_ring_job(one, 3);
+  const std::vector<WorkerResult> b = testing::run_ring_job(layerwise, 3);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(a[r].final_weights == a[0].final_weights) << "rank " << r;
+    EXPECT_TRUE(b[r].final_weights == a[0].final_weights) << "rank " << r;
+  }
+  const WorkerResult dense = testing::run_ring_job(short_job("one"), 3)[0];
+  EXPECT_FALSE(dense.final_weights == a[0].final_weights);
+  EXPECT_NEAR(static_cast<double>(a[0].iterations.back().bytes_up) /
+                  static_cast<double>(dense.iterations.back().bytes_up),
+              0.5, 0.01);
+  EXPECT_GT(a[0].test_accuracy, 0);
+}
+
 TEST(RingWorker, PlannedBucketsComeWithAPredictionAndEveryUnitInOneBucket) {
   const WorkerResult r = testing::run_ring_job(short_job("planned"), 2)[0];
   EXPECT_GT(r.predicted_ms, 0);

@@ -110,9 +110,13 @@ void WorkerOptions::validate_ring() const {
                        "' (known: planned, ddp, one, layerwise)");
   plan::parse_topology(topology);  // InvalidInput naming the known ones
   const std::string the = "worker: --arch " + arch;
-  if (compression != "none" || pull_compression != "none")
-    throw InvalidInput(
-        the + " sends dense float32 values; --compress and --compress-pulls are for --arch ps");
+  if (pull_compression != "none" || (compression != "none" && compression != "fp16") ||
+      (compression == "fp16" && arch != "allreduce"))
+    throw InvalidInput(the +
+                       (arch == "allreduce"
+                            ? " sums dense values, float32 or (--compress fp16) half; "
+                            : " sends dense float32 models; ") +
+                       "--compress " + compression + " and --compress-pulls are for --arch ps");
   if (sync != "bsp")
     throw InvalidInput(the + " is synchronous: --sync " + sync + " is for --arch ps");
   if (!rotation.empty()) throw InvalidInput(the + " takes no scheduler rotation");

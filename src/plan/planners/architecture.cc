@@ -41,9 +41,11 @@ ArchitecturePrediction predict_ps(const ModelProfile& profile, const LinkProfile
 
 ArchitecturePrediction predict_allreduce(const ModelProfile& profile, const LinkProfile& edge,
                                          int workers) {
+  ModelProfile ring = profile;  // the ring carries the pushes' encoding both ways (fp16)
+  for (UnitProfile& u : ring.units) u.bytes = u.up_bytes();
   const RingCost cost = RingCost::of(edge, workers);
-  const std::vector<Segment> buckets = optimal_ring_buckets(profile, cost);
-  return {"allreduce", simulate_ring(profile, cost, buckets),
+  const std::vector<Segment> buckets = optimal_ring_buckets(ring, cost);
+  return {"allreduce", simulate_ring(ring, cost, buckets),
           std::to_string(buckets.size()) + " planned bucket(s)"};
 }
 

@@ -5,8 +5,9 @@
 //              dynacomm-fd for "auto") on the edge link, every direction capped at its
 //              fair share of the cloud link: N workers pull and push at about the same
 //              time under BSP, so each gets cloud / N (plan/model/simulate.h, duplex.h);
-//   allreduce  the planned buckets under the ring's cost on the edge link (ring.h); ring
-//              traffic goes worker to worker and does not cross the cloud link;
+//   allreduce  the planned buckets under the ring's cost on the edge link (ring.h), each
+//              unit's push bytes (fp16's half) both ways; ring traffic goes worker to
+//              worker and does not cross the cloud link;
 //   gossip     the exchange with the topology's neighbours behind the compute (gossip.h).
 //
 // The PS's aggregation is left out (unknown before the job; the runtime measures it).
