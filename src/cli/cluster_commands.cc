@@ -41,6 +41,7 @@ void write_results(const Flags& f, const worker::WorkerResult& r) {
   report::RunFolder run(f.out);
   worker::write_metrics_csv(run, r);
   run.write_floats("weights.bin", r.final_weights);
+  if (!r.state_dict.empty()) run.write_text("model.pt", r.state_dict);  // torch.load reads it
   if (r.rotation_log) run.write_json("rotation.json", to_json(*r.rotation_log));
   run.write_json("summary.json", to_json(make_summary(f.job, r)));
 }
@@ -93,7 +94,8 @@ void add_worker_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option(
       "--out", f->out,
-      "Run folder (rank 0 writes metrics.csv, summary.json, weights.bin; every rank its trace)");
+      "Run folder (rank 0 writes metrics.csv, summary.json, weights.bin, model.pt; every rank "
+      "its trace)");
   cmd->add_option("--key", f->key, "This worker's CURVE key pair (dynacomm keygen); with --ps-key");
   cmd->add_option("--ps-key", f->ps_key, "The PS's CURVE public key (its .pub file) to pin");
   // A worker on its own runs over the real network: nothing emulated unless asked (`train`

@@ -17,6 +17,7 @@
 #include "cluster/local_cluster.h"
 #include "cluster/status.h"
 #include "net/free_port.h"
+#include "net/shared_shaper.h"
 #include "plan/model/quantity.h"
 #include "plan/replan/trace_file.h"
 #include "ps/checkpoint.h"
@@ -193,9 +194,9 @@ std::vector<cluster::EdgeLinkRates> link_rates(const std::vector<JobFlags>& per_
 
 cluster::CloudLinkRates cloud_rates(const JobFlags& job) {
   if (job.ps_link.empty()) return {};
-  if (job.net != "netns")
+  if (job.net == "none")
     throw InvalidInput("--ps-link " + job.ps_link +
-                       ": the PS's shared link is shaped by the kernel: give --net netns");
+                       ": with --net none the links are the real ones; give --net user or netns");
   const auto comma = job.ps_link.find(',');
   const double in = plan::parse_bandwidth_bps(job.ps_link.substr(0, comma));
   return {in, comma == std::string::npos
@@ -268,7 +269,22 @@ RunSummary run_chosen_job(const JobFlags& j, const std::vector<JobFlags>& per_wo
   report::RunFolder run(run_dir);
   // The light `dynacomm`: the PS runs without libtorch, the workers in dynacomm-compute.
   cluster::LocalCluster c(sibling_exe("dynacomm"), run_dir, std::chrono::seconds(30));
-  start_processes(c, j, per_worker, run_dir, threads, topology, control, origin_ms);
+  // --net user: the PS's cloud link is one token bucket each way in a file every worker
+  // maps (net/shared_shaper.h); it is removed with this function.
+  std::vector<JobFlags> workers = per_worker;
+  std::unique_ptr<net::SharedCloudLink> cloud;
+  struct Remove {
+    std::string path;
+    ~Remove() {
+      if (!path.empty()) std::remove(path.c_str());
+    }
+  } remove_cloud;
+  if (const cluster::CloudLinkRates rates = cloud_rates(j); j.net == "user" && rates.limited()) {
+    remove_cloud.path = run.file("cloud-link");
+    cloud = net::SharedCloudLink::create(remove_cloud.path, rates.in_bps, rates.out_bps);
+    for (JobFlags& w : workers) w.cloud_link_file = remove_cloud.path;
+  }
+  start_processes(c, j, workers, run_dir, threads, topology, control, origin_ms);
   // One display for the whole cluster: redrawn in place on a terminal, a line every 30 s
   // elsewhere.
   const bool interactive = ::isatty(STDERR_FILENO);

@@ -311,11 +311,15 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
   cmd->add_option("--trace-origin-ms", trace_origin_ms,
                   "Internal: the job's start on the steady clock, for replaying traces")
       ->group("");
+  cmd->add_option("--cloud-link-file", cloud_link_file,
+                  "Internal: the PS's cloud link shared by the workers (--ps-link, --net user)")
+      ->group("");
 }
 
 void JobFlags::add_ps_link_flag(CLI::App* cmd) {
   cmd->add_option("--ps-link", ps_link,
-                  "The PS's own link, shared by every worker (--net netns): IN[,OUT], e.g. "
+                  "The PS's own link, shared by every worker (--net netns: tbf; --net user: "
+                  "one token bucket each way that the workers share): IN[,OUT], e.g. "
                   "1gbit: what all workers send the PS shares IN, what it sends them OUT "
                   "(default: IN); unlimited when not given. Traffic between workers "
                   "(--arch allreduce) does not cross it")
@@ -390,6 +394,7 @@ std::vector<std::string> JobFlags::worker_args() const {
   if (!link_trace.empty()) a.insert(a.end(), {"--link-trace", link_trace});
   if (!device_slowdown_trace.empty())
     a.insert(a.end(), {"--device-slowdown-trace", device_slowdown_trace});
+  if (!cloud_link_file.empty()) a.insert(a.end(), {"--cloud-link-file", cloud_link_file});
   return a;
 }
 
@@ -470,6 +475,7 @@ worker::WorkerOptions JobFlags::worker_options() const {
   if (net != "user" && net != "netns" && net != "none")
     throw InvalidInput("--net '" + net + "': expected user, netns or none");
   o.kernel_shaped = net != "user";  // the transport paces nothing
+  o.cloud_link = cloud_link_file;
   if (net == "none") {
     if (!link_trace.empty())
       throw InvalidInput(

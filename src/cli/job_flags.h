@@ -50,6 +50,7 @@ struct JobFlags {
   std::int64_t replan_interval = 3;
   std::string link_trace, device_slowdown_trace;  // files
   double trace_origin_ms = 0;                     // steady clock, ms; 0: the worker's own start
+  std::string cloud_link_file;  // the launcher's: --ps-link under --net user (net/shared_shaper.h)
   double lr = 0.05, momentum = 0.9, weight_decay = 5e-4;
   std::string lr_schedule = "cosine";
   std::string timeout = "60s";  // every wait on a peer

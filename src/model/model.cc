@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include <torch/csrc/jit/serialization/pickle.h>
+
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -8,6 +10,20 @@
 #include "model/model_impl.h"
 
 namespace dynacomm::model {
+
+std::string Model::state_dict_pickle() const {
+  c10::Dict<std::string, at::Tensor> dict;
+  const auto children = impl_->root->children();  // registration order == unit order
+  for (std::size_t u = 0; u < children.size(); ++u) {
+    const std::string& unit = impl_->infos[u].name;
+    for (const auto& p : children[u]->named_parameters(/*recurse=*/true))
+      dict.insert(unit + "." + p.key(), p.value().detach().clone());
+    for (const auto& b : children[u]->named_buffers(/*recurse=*/true))
+      dict.insert(unit + "." + b.key(), b.value().detach().clone());
+  }
+  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+  return std::string(bytes.begin(), bytes.end());
+}
 
 InputShape InputShape::parse(const std::string& text) {
   InputShape s;

@@ -104,6 +104,11 @@ class Model {
   // All parameters, units in order, as one vector; and back. Sizes are checked.
   std::vector<float> flat_params() const;
   void set_flat_params(const std::vector<float>& flat);
+  // Every unit's parameters and buffers (batch-norm statistics) by torchvision-style name
+  // ("layer1.0.conv1.weight", "bn1.running_mean"), pickled as torch.save pickles a
+  // state_dict: PyTorch's torch.load reads it, and the same architecture in PyTorch takes it
+  // with load_state_dict (model.pt in a run folder).
+  std::string state_dict_pickle() const;
 
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);

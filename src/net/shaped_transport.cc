@@ -37,10 +37,12 @@ Clock::time_point ShapedTransport::send_timed(std::string&& frame) {
   const auto now = time_.now();
   Clock::time_point at = now;
   switch (frame_type(frame)) {
-    case MessageType::kPush:
-      at = up_.deliver_at(
-          now, static_cast<std::int64_t>(frame.size() - kHeaderBytes) + overhead_bytes(up_));
+    case MessageType::kPush: {
+      const auto bytes = static_cast<std::int64_t>(frame.size() - kHeaderBytes);
+      at = up_.deliver_at(now, bytes + overhead_bytes(up_));
+      if (cloud_) at = std::max(at, cloud_->into_ps(now, bytes) + ms(link_.latency_ms));
       break;
+    }
     case MessageType::kPullRequest:
       at = now + ms(link_.latency_ms);
       break;
@@ -82,8 +84,10 @@ bool ShapedTransport::poll(Clock::time_point deadline, Message* out) {
     if (m.header.type == MessageType::kPushAck) {
       m.delivered = down_.deliver_at(taken, 0);
     } else if (m.header.type == MessageType::kPullReply) {
-      m.delivered = down_.deliver_at(
-          taken, static_cast<std::int64_t>(m.header.payload_bytes) + overhead_bytes(down_));
+      const auto bytes = static_cast<std::int64_t>(m.header.payload_bytes);
+      m.delivered = down_.deliver_at(taken, bytes + overhead_bytes(down_));
+      if (cloud_)
+        m.delivered = std::max(m.delivered, cloud_->out_of_ps(taken, bytes) + ms(link_.latency_ms));
     } else {
       *out = std::move(m);  // control: not delayed
       return true;

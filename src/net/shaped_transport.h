@@ -17,7 +17,9 @@
 // - everything else (hello, plans, re-planning, errors, goodbye): control, neither paced
 //   nor delayed.
 // A rate of 0 leaves that direction unpaced (a kernel-shaped link paces it); the latency
-// still applies.
+// still applies. With a shared cloud link (set_cloud: the PS's, net/shared_shaper.h) a push
+// also queues in its into-PS bucket and a pull reply in its out-of-PS one, with every
+// other worker's: the frame arrives when both links have carried it.
 #pragma once
 
 #include <deque>
@@ -25,6 +27,7 @@
 
 #include "base/time_source.h"
 #include "net/shaper.h"
+#include "net/shared_shaper.h"
 #include "net/transport.h"
 
 namespace dynacomm::net {
@@ -53,6 +56,8 @@ class ShapedTransport : public Transport {
   // their times.
   void set_link(const LinkEmulation& link);
   const LinkEmulation& link() const { return link_; }
+  // The PS's cloud link shared with the other workers (not owned; nullptr: none).
+  void set_cloud(SharedCloudLink* cloud) { cloud_ = cloud; }
   // Nothing is held back for the peer.
   bool idle() const { return outgoing_.empty(); }
 
@@ -70,6 +75,7 @@ class ShapedTransport : public Transport {
   const base::TimeSource& time_;
   LinkEmulation link_;
   LinkShaper up_, down_;
+  SharedCloudLink* cloud_ = nullptr;
   std::multimap<Clock::time_point, std::string> outgoing_;  // release time -> frame
   std::deque<Message> incoming_;                            // by delivery time
 };

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <deque>
 #include <vector>
+
+#include "base/error.h"
 
 namespace dynacomm::net {
 namespace {
@@ -145,6 +148,39 @@ TEST_F(Link, UnpacedDirectionsKeepOnlyTheLatency) {
   EXPECT_NEAR(ms(link.send_timed(frame(MessageType::kPush, 10'000'000)) - t0), 20, 1e-3);
   link.wake();
   EXPECT_EQ(inner.wakes, 1);
+}
+
+// The PS's cloud link under the user-space emulation: two workers' transports, each with
+// its own 100 Mbit/s edge, share one 100 Mbit/s link into the PS through a mapped file (a
+// second mapping stands for the second process). Their pushes queue in it one after the
+// other; a 20 Mbit/s edge is slower than the cloud link and sets its own pace.
+TEST_F(Link, WorkersPushesQueueInTheSharedCloudLink) {
+  const std::string path = ::testing::TempDir() + "cloud-link-test";
+  auto launcher = SharedCloudLink::create(path, 100e6, 50e6);
+  auto a = SharedCloudLink::open(path), b = SharedCloudLink::open(path);
+  FakeTransport inner_b{time};
+  ShapedTransport link_a(inner, LinkEmulation{100e6, 100e6, 5, 0}, time);
+  ShapedTransport link_b(inner_b, LinkEmulation{100e6, 20e6, 5, 0}, time);
+  link_a.set_cloud(a.get());
+  link_b.set_cloud(b.get());
+  // 1 MB: 80 ms at 100 Mbit/s. a's push has the cloud link first; b's waits behind it,
+  // though b's own 20 Mbit/s edge (400 ms) is the slower of its two.
+  EXPECT_DOUBLE_EQ(ms(link_a.send_timed(frame(MessageType::kPush, 1'000'000)) - t0), 85);
+  EXPECT_DOUBLE_EQ(ms(link_b.send_timed(frame(MessageType::kPush, 1'000'000)) - t0), 405);
+  EXPECT_DOUBLE_EQ(ms(link_a.send_timed(frame(MessageType::kPush, 1'000'000)) - t0), 245)
+      << "behind b's frame in the cloud link (160 ms), then its own";
+  // Pull replies share the link out of the PS (50 Mbit/s: 160 ms per MB).
+  inner.deliver(MessageType::kPullReply, 1'000'000);
+  inner_b.deliver(MessageType::kPullReply, 1'000'000);
+  Message m;
+  EXPECT_FALSE(link_a.poll(time.now(), &m));
+  EXPECT_FALSE(link_b.poll(time.now(), &m));
+  time.advance(325ms);
+  ASSERT_TRUE(link_b.poll(time.now(), &m)) << "b's reply: 320 ms in the cloud link, then 5";
+  EXPECT_EQ(m.delivered, t0 + 325ms);
+  EXPECT_EQ(launcher->in_bps(), 100e6);
+  EXPECT_THROW(SharedCloudLink::open(path + "-missing"), Error);
+  std::remove(path.c_str());
 }
 
 }  // namespace

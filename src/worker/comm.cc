@@ -41,6 +41,10 @@ Comm::Comm(net::Transport& transport, model::Model& model, const CommOptions& op
       latency_ms_(options.latency_ms),
       link_(transport, net::LinkEmulation{options.down_bps, options.up_bps, options.latency_ms,
                                           options.extra_overhead_ms}) {
+  if (!options.cloud_link.empty()) {
+    cloud_ = net::SharedCloudLink::open(options.cloud_link);
+    link_.set_cloud(cloud_.get());
+  }
   const std::size_t n = static_cast<std::size_t>(model.num_units());
   if (options_.slicing.first_atom.size() != n + 1)
     throw Error("worker " + std::to_string(options_.rank) + ": the job's atoms describe " +

@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -57,6 +58,8 @@ struct CommOptions {
   // (it was dropped) catches up: its pushes are for the oldest version it read, and its
   // next iteration is that one's next (next_iteration()).
   bool catch_up = false;
+  // The PS's cloud link shared with the other workers (net/shared_shaper.h; "": none).
+  std::string cloud_link;
 };
 
 // What one training step exchanges with the PS (local SGD's steps between rounds: nothing).
@@ -234,6 +237,7 @@ class Comm : public model::UnitObserver {
   std::condition_variable cv_;
   double latency_ms_ DYNACOMM_GUARDED_BY(mu_);          // one way, as now emulated
   Clock::time_point last_heartbeat_{};                  // the comm thread's own
+  std::unique_ptr<net::SharedCloudLink> cloud_;
   net::ShapedTransport link_;                           // the comm thread's own (wake(): any)
   std::int64_t bytes_up_ DYNACOMM_GUARDED_BY(mu_) = 0;  // this iteration's
   std::int64_t bytes_down_ DYNACOMM_GUARDED_BY(mu_) = 0;

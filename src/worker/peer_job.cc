@@ -89,7 +89,10 @@ void PeerJob::maybe_evaluate(std::int64_t it) {
 WorkerResult PeerJob::finish() {
   model->set_observer(nullptr);
   result.final_weights = model->flat_params();
-  if (o.rank == 0) evaluate_now(*model, *test, o, log, result, true, false, true);
+  if (o.rank == 0) {
+    result.state_dict = model->state_dict_pickle();
+    evaluate_now(*model, *test, o, log, result, true, false, true);
+  }
   std::vector<double> ms;
   for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(o.warmup, share.total));
        i < result.iterations.size(); ++i)

@@ -191,6 +191,7 @@ CommOptions comm_options(const WorkerOptions& o, const Joined& joined,
   co.up_bps = o.kernel_shaped ? 0 : o.link.up_bps;
   co.latency_ms = o.link.latency_ms;
   co.extra_overhead_ms = o.extra_overhead_ms;
+  co.cloud_link = o.cloud_link;
   co.transport_one_way_ms = joined.rtt_ms / 2;
   co.ps_clock_offset_ms = joined.ps_clock_offset_ms;
   co.device_slowdown = o.device_slowdown;
@@ -353,12 +354,14 @@ void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, cons
                 WorkerResult& result) {
   if (result.interrupted_at >= 0) {
     result.final_weights = model.flat_params();
+    result.state_dict = model.state_dict_pickle();
     return evaluate_now(model, test, o, log, result, /*final=*/true, false, false);
   }
   comm.fetch_all(iterations);
   if (!result.iterations.empty())  // none: it rejoined a job that had just ended
     result.iterations.back().ms = ms_between(last_start, Clock::now());
   result.final_weights = model.flat_params();
+  result.state_dict = model.state_dict_pickle();
   evaluate_now(model, test, o, log, result, /*final=*/true, false, false);
 }
 

@@ -598,6 +598,44 @@ TEST_F(ClusterTest, BenchComparesArchitectures) {
   EXPECT_GT(rows[3]["predicted_ms"].get<double>(), 0);
 }
 
+// model.pt, rank 0's trained model as a state_dict: PyTorch's torch.load reads it, the
+// same architecture in PyTorch takes it strictly, and scores what dynacomm reported on the
+// whole test set.
+TEST_F(ClusterTest, TheExportedModelLoadsIntoPyTorchWithTheSameAccuracy) {
+  const std::string out = dir_ + "/export";
+  ASSERT_TRUE(run_dynacomm("export",
+                           "train --workers 2 --model cnn --iterations 20 --train-samples 2000"
+                           " --down 1gbit --latency 1ms"));
+  const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
+  const std::string got = dir_ + "/export-pytorch.json";
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + std::string(DYNACOMM_EVALUATE_MODEL_PT) + " " + out +
+                         " > " + got + " 2>&1")
+                            .c_str()),
+            0)
+      << read_file(got);
+  const nlohmann::json pytorch = nlohmann::json::parse(read_file(got));
+  EXPECT_EQ(pytorch["tensors"], 8);  // 4 units, a weight and a bias each
+  EXPECT_GT(summary["test_accuracy"].get<double>(), 0.3);
+  EXPECT_NEAR(pytorch["test_accuracy"].get<double>(), summary["test_accuracy"].get<double>(),
+              1e-4);  // one image in 10,000
+}
+
+// --ps-link under the user-space emulation: both workers' pushes (and the PS's replies)
+// queue in one shared token bucket each way, so an iteration takes at least the time the
+// 10 Mbit/s cloud link needs for both workers' gradients, though each edge is 1 Gbit/s;
+// the link's file goes with the job.
+TEST_F(ClusterTest, AUserSpaceCloudLinkIsSharedByTheWorkers) {
+  const std::string out = dir_ + "/cloud-user";
+  ASSERT_TRUE(run_dynacomm("cloud-user",
+                           "train --ps-link 10mbit --workers 2 --model lenet5 --iterations 8"
+                           " --train-samples 1000 --test-samples 100 --down 1gbit --latency 1ms"
+                           " --scheduler sequential"));
+  const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
+  const double both_gradients_ms = 2 * 246824 * 8 / 10e6 * 1e3;  // 395 ms
+  EXPECT_GE(summary["median_iteration_ms"].get<double>(), both_gradients_ms) << summary;
+  EXPECT_TRUE(read_file(out + "/cloud-link").empty()) << "the link's file stayed";
+}
+
 // --arch auto: the launcher profiles the model, predicts every architecture the flags allow
 // and runs the fastest; the summary says which and why. With compressed pushes only the PS
 // fits.
