@@ -93,6 +93,17 @@ std::vector<std::vector<float>> run(int size, std::int64_t n, const Buckets& buc
 
 float through_half(float x) { return static_cast<float>(c10::Half(x)); }
 
+// Every plan's sums, on every rank, are `expected` bit for bit.
+void expect_every_plan_gives(int size, std::int64_t n, const std::vector<Buckets>& plans,
+                             const std::vector<float>& expected, bool half_wire = false) {
+  for (const Buckets& plan : plans) {
+    std::vector<std::vector<float>> got = run(size, n, plan, half_wire);
+    for (int r = 0; r < size; ++r)
+      ASSERT_EQ(0, std::memcmp(got[r].data(), expected.data(), n * sizeof(float)))
+          << "rank " << r << ", " << plan.size() << " buckets";
+  }
+}
+
 TEST(RingGroup, SumsInTheOrderFixedByEachElementsOwnerForEveryBucketPlan) {
   const std::int64_t n = 3000;
   for (int size : {1, 2, 3, 4}) {
@@ -107,13 +118,10 @@ TEST(RingGroup, SumsInTheOrderFixedByEachElementsOwnerForEveryBucketPlan) {
       for (int k = 2; k <= size; ++k) s = s + x[(g + k) % size][i];
       expected[i] = s;
     }
-    for (const Buckets& plan : {cut(n, {n}), cut(n, {1, 7, 300, 1000}), cut(n, {2999}),
-                                cut(n, {100, 100, 100, 100, 100, 100, 100, 100, 100, 100})}) {
-      std::vector<std::vector<float>> got = run(size, n, plan);
-      for (int r = 0; r < size; ++r)
-        ASSERT_EQ(0, std::memcmp(got[r].data(), expected.data(), n * sizeof(float)))
-            << "rank " << r << ", " << plan.size() << " buckets";
-    }
+    expect_every_plan_gives(size, n,
+                            {cut(n, {n}), cut(n, {1, 7, 300, 1000}), cut(n, {2999}),
+                             cut(n, {100, 100, 100, 100, 100, 100, 100, 100, 100, 100})},
+                            expected);
   }
 }
 
@@ -139,12 +147,8 @@ TEST(RingGroup, HalfOnTheWireRoundsAtEveryStepAlikeForEveryBucketPlan) {
       expected[i] = through_half(s);
       ASSERT_NEAR(expected[i], exact, size * magnitude / 1024 + 1e-7) << i;
     }
-    for (const Buckets& plan : {cut(n, {n}), cut(n, {1, 7, 300, 1000})}) {
-      std::vector<std::vector<float>> got = run(size, n, plan, /*half_wire=*/true);
-      for (int r = 0; r < size; ++r)
-        ASSERT_EQ(0, std::memcmp(got[r].data(), expected.data(), n * sizeof(float)))
-            << "rank " << r << ", " << plan.size() << " buckets";
-    }
+    expect_every_plan_gives(size, n, {cut(n, {n}), cut(n, {1, 7, 300, 1000})}, expected,
+                            /*half_wire=*/true);
   }
 }
 

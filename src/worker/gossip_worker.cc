@@ -144,16 +144,7 @@ WorkerResult run_gossip_worker(const WorkerOptions& options, std::ostream& progr
     mix(x, row, o.rank, peers, from);
     model.set_flat_params(x);
     for (int u = 0; u < model.num_units(); ++u) job.sgd->step(u, model.params(u), model.grads(u), it);
-    IterationRecord r;
-    r.iteration = it;
-    r.epoch = job.epoch(it);
-    r.loss = loss;
-    r.ms = ms_between(start, Clock::now());
-    r.start_s = ms_between(o.trace_origin.value_or(job.started), start) / 1e3;
-    r.bytes_up = r.bytes_down = job.group->bytes_sent() - sent_before;
-    r.plan_id = it < o.warmup ? 0 : 1;
-    r.push_segments = 1;
-    r.predicted_slowest_ms = it < o.warmup ? 0 : job.result.predicted_ms;
+    IterationRecord r = job.record(it, loss, start, sent_before, 1);
     r.compute_ms = compute_ms;
     if (it < o.warmup) warmup_ms.push_back(compute_ms);
     job.result.iterations.push_back(r);

@@ -86,6 +86,21 @@ void PeerJob::maybe_evaluate(std::int64_t it) {
     evaluate_now(*model, *test, o, log, result, false, epoch_end, true);
 }
 
+IterationRecord PeerJob::record(std::int64_t it, double loss, Clock::time_point start,
+                                std::int64_t sent_before, std::size_t segments) const {
+  IterationRecord r;
+  r.iteration = it;
+  r.epoch = epoch(it);
+  r.loss = loss;
+  r.ms = ms_between(start, Clock::now());
+  r.start_s = ms_between(o.trace_origin.value_or(started), start) / 1e3;
+  r.bytes_up = r.bytes_down = group->bytes_sent() - sent_before;
+  r.plan_id = it < o.warmup ? 0 : 1;
+  r.push_segments = segments;
+  r.predicted_slowest_ms = it < o.warmup ? 0 : result.predicted_ms;
+  return r;
+}
+
 WorkerResult PeerJob::finish() {
   model->set_observer(nullptr);
   result.final_weights = model->flat_params();

@@ -44,6 +44,10 @@ class PeerJob {
   // Rank 0, between iterations: the test set's accuracy at epochs' ends and every
   // eval_every iterations.
   void maybe_evaluate(std::int64_t it);
+  // Iteration `it`'s record as both workers fill it: from `start`, the bytes the group sent
+  // since `sent_before` (each way), the warm-up's plan 0 and then plan 1.
+  IterationRecord record(std::int64_t it, double loss, Clock::time_point start,
+                         std::int64_t sent_before, std::size_t segments) const;
   // The median iteration after the warm-up, the final status; returns the result.
   WorkerResult finish();
 

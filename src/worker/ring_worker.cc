@@ -188,16 +188,7 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
     ring.finish();
     job.check_loss(loss, it);
     apply_mean(model, ring, *job.sgd, o.workers, it, mean);
-    IterationRecord r;
-    r.iteration = it;
-    r.epoch = job.epoch(it);
-    r.loss = loss;
-    r.ms = ms_between(start, Clock::now());
-    r.start_s = ms_between(o.trace_origin.value_or(job.started), start) / 1e3;
-    r.bytes_up = r.bytes_down = job.group->bytes_sent() - sent_before;
-    r.plan_id = it < o.warmup ? 0 : 1;
-    r.push_segments = plan.size();
-    r.predicted_slowest_ms = it < o.warmup ? 0 : result.predicted_ms;
+    IterationRecord r = job.record(it, loss, start, sent_before, plan.size());
     const UnitTimes times = unit_times(ring.marks(forward_end));
     r.compute_ms = times.compute_ms;
     if (it < o.warmup) {
