@@ -14,6 +14,7 @@
 #include "cli/job_flags.h"
 #include "cli/run_summary.h"
 #include "data/fashion_mnist.h"
+#include "data/npy_dataset.h"
 #include "report/chrome_trace.h"
 #include "report/run_folder.h"
 #include "worker/gossip_worker.h"
@@ -113,7 +114,7 @@ void add_worker_command(CLI::App& app) {
     if (f->ps.empty())
       throw InvalidInput("--ps is required (or --arch allreduce/gossip with --ring)");
     try {
-      data::check_fashion_mnist_dir(f->job.data_dir);
+      data::check_dataset_dir(f->job.data_dir);
     } catch (const InvalidInput& e) {
       throw InvalidInput(std::string("--data-dir: ") + e.what());
     }

@@ -278,7 +278,10 @@ void JobFlags::add_timeout(CLI::App* cmd) {
 double JobFlags::timeout_ms() const { return plan::parse_duration_ms(timeout); }
 
 void JobFlags::add_worker_flags(CLI::App* cmd) {
-  cmd->add_option("--data-dir", data_dir, "Fashion-MNIST IDX folder (default: Debian's package)");
+  cmd->add_option(
+      "--data-dir", data_dir,
+      "Fashion-MNIST IDX folder (default: Debian's package), or a folder of .npy "
+      "arrays: train_images, train_labels, test_images, test_labels (docs/own-data.md)");
   cmd->add_option("--down", down, "Emulated downlink per worker, e.g. 100mbit")
       ->check(bandwidth_check())
       ->capture_default_str();

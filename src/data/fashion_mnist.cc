@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "data/idx.h"
 
@@ -65,16 +67,22 @@ Dataset load_fashion_mnist(const std::string& dir_in, Split split) {
 }
 
 Batch make_batch(const Dataset& d, const std::vector<std::int64_t>& indices) {
-  const std::size_t pixels = static_cast<std::size_t>(d.rows) * d.cols;
+  const std::size_t pixels = static_cast<std::size_t>(d.pixels());
   Batch b;
   b.images.resize(indices.size() * pixels);
   b.labels.resize(indices.size());
   float lut[256];
-  for (int v = 0; v < 256; ++v) lut[v] = (v / 255.0f - kFashionMnistMean) / kFashionMnistStd;
+  for (int v = 0; v < 256; ++v)
+    lut[v] = d.fashion_mnist ? (v / 255.0f - kFashionMnistMean) / kFashionMnistStd : v / 255.0f;
   for (std::size_t i = 0; i < indices.size(); ++i) {
-    const std::uint8_t* src = d.images.data() + static_cast<std::size_t>(indices[i]) * pixels;
+    const std::size_t from = static_cast<std::size_t>(indices[i]) * pixels;
     float* dst = b.images.data() + i * pixels;
-    for (std::size_t p = 0; p < pixels; ++p) dst[p] = lut[src[p]];
+    if (!d.float_images.empty()) {
+      std::copy(d.float_images.begin() + from, d.float_images.begin() + from + pixels, dst);
+    } else {
+      const std::uint8_t* src = d.images.data() + from;
+      for (std::size_t p = 0; p < pixels; ++p) dst[p] = lut[src[p]];
+    }
     b.labels[i] = d.labels[static_cast<std::size_t>(indices[i])];
   }
   return b;

@@ -14,13 +14,18 @@ namespace dynacomm::data {
 enum class Split { kTrain, kTest };
 
 struct Dataset {
-  int rows = 0, cols = 0, classes = 10;
-  std::vector<std::uint8_t> images;  // size() * rows * cols bytes, row-major
+  int channels = 1, rows = 0, cols = 0, classes = 10;
+  // The images, C x rows x cols each, row-major: bytes (normalised in make_batch), or
+  // float32 from a user's .npy file (data/npy_dataset.h), used as given.
+  std::vector<std::uint8_t> images;
+  std::vector<float> float_images;
+  bool fashion_mnist = true;         // bytes: Fashion-MNIST's mean and std; else only / 255
   std::vector<std::uint8_t> labels;  // one per image, < classes
   std::int64_t size() const { return static_cast<std::int64_t>(labels.size()); }
+  std::int64_t pixels() const { return static_cast<std::int64_t>(channels) * rows * cols; }
 };
 
-// A mini-batch as plain buffers, ready to wrap as tensors: images N x 1 x rows x cols.
+// A mini-batch as plain buffers, ready to wrap as tensors: images N x C x rows x cols.
 struct Batch {
   std::vector<float> images;
   std::vector<std::int64_t> labels;

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "data/fashion_mnist.h"
+#include "data/npy_dataset.h"
 #include "data/partition.h"
 #include "model/model.h"
 #include "report/progress.h"
@@ -21,7 +22,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 torch::Tensor images_of(data::Batch& b, const data::Dataset& d) {
-  return torch::from_blob(b.images.data(), {b.size(), 1, d.rows, d.cols}, torch::kFloat32);
+  return torch::from_blob(b.images.data(), {b.size(), d.channels, d.rows, d.cols}, torch::kFloat32);
 }
 torch::Tensor labels_of(data::Batch& b) {
   return torch::from_blob(b.labels.data(), {b.size()}, torch::kInt64);
@@ -92,13 +93,13 @@ TrainingResult train_local(const LocalTrainingOptions& o, std::ostream& progress
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   torch::set_num_threads(threads);
 
-  data::Dataset train = data::load_fashion_mnist(o.data_dir, data::Split::kTrain);
-  data::Dataset test = data::load_fashion_mnist(o.data_dir, data::Split::kTest);
+  data::Dataset train = data::load_dataset(o.data_dir, data::Split::kTrain);
+  data::Dataset test = data::load_dataset(o.data_dir, data::Split::kTest);
   const std::int64_t n_train =
       o.train_samples > 0 ? std::min(o.train_samples, train.size()) : train.size();
 
-  auto model =
-      model::make_model({o.model, model::InputShape{1, train.rows, train.cols}, 10, o.seed});
+  auto model = model::make_model(
+      {o.model, model::InputShape{train.channels, train.rows, train.cols}, train.classes, o.seed});
   const std::int64_t steps_per_epoch = (n_train + o.batch - 1) / o.batch;
   optim::SgdOptions sgd_options = o.sgd;
   std::int64_t planned = steps_per_epoch * o.epochs;

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/stats.h"
+#include "data/npy_dataset.h"
 #include "worker/evaluation.h"
 
 namespace dynacomm::worker {
@@ -43,9 +44,10 @@ const WorkerOptions& validated(const WorkerOptions& o) {
 PeerJob::PeerJob(const WorkerOptions& options, std::ostream& progress)
     : o(validated(options)),
       started(Clock::now()),
-      train(data::load_fashion_mnist(o.data_dir, data::Split::kTrain)),
+      train(data::load_dataset(o.data_dir, data::Split::kTrain)),
       share(share_of(o, train)),
-      model(model::make_model({o.model, model::InputShape{1, train.rows, train.cols}, 10, o.seed})),
+      model(model::make_model({o.model, model::InputShape{train.channels, train.rows, train.cols},
+                               train.classes, o.seed})),
       group(collective::RingGroup::connect(group_options(o))),
       log(o, share.total, o.warmup, 0, progress) {
   std::vector<float> flat = model->flat_params();  // rank 0's: the job's initial weights
@@ -57,7 +59,7 @@ PeerJob::PeerJob(const WorkerOptions& options, std::ostream& progress)
   for (const model::UnitInfo& u : model->units()) sizes.push_back(u.params);
   sgd = std::make_unique<optim::Sgd>(sgd_options, sizes);
   if (o.rank == 0)
-    test = std::make_unique<data::Dataset>(data::load_fashion_mnist(o.data_dir, data::Split::kTest));
+    test = std::make_unique<data::Dataset>(data::load_dataset(o.data_dir, data::Split::kTest));
   result.steps_per_epoch = share.steps_per_epoch;
   model->train(true);
 }

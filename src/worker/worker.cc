@@ -15,6 +15,7 @@
 #include "base/timed_replay.h"
 #include "compress/pull_codec.h"
 #include "data/fashion_mnist.h"
+#include "data/npy_dataset.h"
 #include "net/connection.h"
 #include "net/endpoint.h"
 #include "plan/model/gossip.h"
@@ -91,7 +92,7 @@ void WorkerOptions::validate() const {
   link_trace.check_workers(workers);
   slowdown_trace.check_workers(workers);
   try {
-    data::check_fashion_mnist_dir(data_dir);
+    data::check_dataset_dir(data_dir);
   } catch (const InvalidInput& e) {
     throw InvalidInput(std::string("worker: --data-dir: ") + e.what());
   }
@@ -134,7 +135,8 @@ plan::ModelProfile unit_profile(const WorkerOptions& o, const model::Model& mode
   plan::ModelProfile p;
   p.model = o.model;
   p.batch = o.batch;
-  p.input = "1x" + std::to_string(train.rows) + "x" + std::to_string(train.cols);
+  p.input = std::to_string(train.channels) + "x" + std::to_string(train.rows) + "x" +
+            std::to_string(train.cols);
   for (const auto& u : model.units()) p.units.push_back({u.name, u.params, u.bytes(), 0, 0});
   return p;
 }
@@ -587,10 +589,10 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   WorkerOptions o = options;  // a worker joining a running job warms up from where it starts
   const Clock::time_point started = Clock::now();
   torch::set_num_threads(o.threads);
-  const data::Dataset train = data::load_fashion_mnist(o.data_dir, data::Split::kTrain);
+  const data::Dataset train = data::load_dataset(o.data_dir, data::Split::kTrain);
   const DataShare share = share_of(o, train);
-  auto model =
-      model::make_model({o.model, model::InputShape{1, train.rows, train.cols}, 10, o.seed});
+  auto model = model::make_model(
+      {o.model, model::InputShape{train.channels, train.rows, train.cols}, train.classes, o.seed});
   const int n_units = model->num_units();
   // The job's atoms (plan/model/slicing.h): whole units, or pieces that every sliced scheduler
   // in use can be expressed in. Messages, the PS's store and plans at run time index them.
@@ -633,9 +635,10 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   Replanner replanner({o, comm, slicing, estimators, profile, given_link, link_rows, link_row,
                        started, result, log, progress});
   const std::vector<std::string> unit_names = names_of(*model);
-  const auto test = o.rank == 0 ? std::make_unique<data::Dataset>(
-                                      data::load_fashion_mnist(o.data_dir, data::Split::kTest))
-                                : nullptr;
+  const auto test =
+      o.rank == 0
+          ? std::make_unique<data::Dataset>(data::load_dataset(o.data_dir, data::Split::kTest))
+          : nullptr;
   // The plan of iteration i >= warm-up: the rotation's turn, or the plan in use.
   auto plan_of = [&](std::int64_t i) -> const WorkerResult::PlanInfo& {
     if (o.rotation.empty()) return result.plans[static_cast<std::size_t>(replanner.plan_id() - 1)];

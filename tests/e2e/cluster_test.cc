@@ -598,6 +598,22 @@ TEST_F(ClusterTest, BenchComparesArchitectures) {
   EXPECT_GT(rows[3]["predicted_ms"].get<double>(), 0);
 }
 
+// The user's own data: a folder of .npy arrays (3 x 16 x 16 images, 4 classes, written by
+// examples/make_npy_dataset.py); the model is built for their shape and classes, and learns.
+TEST_F(ClusterTest, TrainsOnAFolderOfNpyArrays) {
+  const std::string data = dir_ + "/squares";
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + std::string(DYNACOMM_MAKE_NPY_DATASET) + " " + data +
+                         " > /dev/null")
+                            .c_str()),
+            0);
+  ASSERT_TRUE(run_dynacomm("npy", "train --data-dir " + data +
+                                      " --workers 2 --model cnn --iterations 40 --down 1gbit"
+                                      " --latency 1ms"));
+  const nlohmann::json summary = nlohmann::json::parse(read_file(dir_ + "/npy/summary.json"));
+  EXPECT_EQ(summary["profile"]["input"], "3x16x16");
+  EXPECT_GT(summary["test_accuracy"].get<double>(), 0.9) << "4 classes, 500 test images";
+}
+
 // model.pt, rank 0's trained model as a state_dict: PyTorch's torch.load reads it, the
 // same architecture in PyTorch takes it strictly, and scores what dynacomm reported on the
 // whole test set.
