@@ -6,6 +6,8 @@
 
 #include "base/error.h"
 #include "cli/cluster_job.h"
+#include "data/npy.h"
+#include "data/npy_dataset.h"
 #include "train/profiler.h"
 
 namespace dynacomm::cli {
@@ -40,6 +42,11 @@ plan::ModelProfile local_profile(const JobFlags& job, int threads) {
   o.iterations = 5;
   o.warmup = 2;
   o.seed = job.seed;
+  if (data::is_npy_dataset_dir(job.data_dir)) {  // the user's images, of their shape
+    const data::NpyArray images = data::read_npy_header(job.data_dir + "/train_images.npy");
+    o.input = {static_cast<int>(images.shape[1]), static_cast<int>(images.shape[2]),
+               static_cast<int>(images.shape[3])};
+  }
   plan::ModelProfile p = train::profile_model(o);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const double sharing = std::max(1.0, static_cast<double>(job.workers) * threads / cores);
