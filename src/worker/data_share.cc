@@ -25,4 +25,9 @@ DataShare share_of(const WorkerOptions& o, const data::Dataset& train) {
   return s;
 }
 
+std::unique_ptr<model::Model> model_for(const WorkerOptions& o, const data::Dataset& train) {
+  return model::make_model(
+      {o.model, model::InputShape{train.channels, train.rows, train.cols}, train.classes, o.seed});
+}
+
 }  // namespace dynacomm::worker

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "data/fashion_mnist.h"
+#include "model/model.h"
 #include "worker/worker.h"
 
 namespace dynacomm::worker {
@@ -18,5 +20,8 @@ struct DataShare {
 // Partitions the first train_samples images across the workers. Throws InvalidInput when
 // there is nothing to run.
 DataShare share_of(const WorkerOptions& o, const data::Dataset& train);
+
+// The job's model (o.model, o.seed's initial weights) for the data's shape and classes.
+std::unique_ptr<model::Model> model_for(const WorkerOptions& o, const data::Dataset& train);
 
 }  // namespace dynacomm::worker

@@ -46,8 +46,7 @@ PeerJob::PeerJob(const WorkerOptions& options, std::ostream& progress)
       started(Clock::now()),
       train(data::load_dataset(o.data_dir, data::Split::kTrain)),
       share(share_of(o, train)),
-      model(model::make_model({o.model, model::InputShape{train.channels, train.rows, train.cols},
-                               train.classes, o.seed})),
+      model(model_for(o, train)),
       group(collective::RingGroup::connect(group_options(o))),
       log(o, share.total, o.warmup, 0, progress) {
   std::vector<float> flat = model->flat_params();  // rank 0's: the job's initial weights

@@ -591,8 +591,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   torch::set_num_threads(o.threads);
   const data::Dataset train = data::load_dataset(o.data_dir, data::Split::kTrain);
   const DataShare share = share_of(o, train);
-  auto model = model::make_model(
-      {o.model, model::InputShape{train.channels, train.rows, train.cols}, train.classes, o.seed});
+  auto model = model_for(o, train);
   const int n_units = model->num_units();
   // The job's atoms (plan/model/slicing.h): whole units, or pieces that every sliced scheduler
   // in use can be expressed in. Messages, the PS's store and plans at run time index them.
