@@ -93,13 +93,15 @@ NpyArray header_of(std::ifstream& in, const std::string& path) {
     throw InvalidInput(path + ": not a .npy file (bad magic)");
   const int major = static_cast<unsigned char>(magic[6]);
   if (major < 1 || major > 3)
-    throw InvalidInput(path + ": .npy format version " + std::to_string(major) + " is not supported");
+    throw InvalidInput(path + ": .npy format version " + std::to_string(major) +
+                       " is not supported");
   unsigned char len[4] = {};
   const int len_bytes = major == 1 ? 2 : 4;
   if (!in.read(reinterpret_cast<char*>(len), len_bytes))
     throw InvalidInput(path + ": .npy header is truncated");
   std::int64_t n = len[0] | (len[1] << 8);
-  if (len_bytes == 4) n |= (static_cast<std::int64_t>(len[2]) << 16) | (static_cast<std::int64_t>(len[3]) << 24);
+  if (len_bytes == 4)
+    n |= (static_cast<std::int64_t>(len[2]) << 16) | (static_cast<std::int64_t>(len[3]) << 24);
   if (n <= 0 || n > kMaxHeader) throw InvalidInput(path + ": .npy header length is implausible");
   std::string header(static_cast<std::size_t>(n), '\0');
   if (!in.read(header.data(), n)) throw InvalidInput(path + ": .npy header is truncated");
@@ -183,7 +185,8 @@ void write_npy(const std::string& path, const NpyArray& a) {
   const char len[2] = {static_cast<char>(n & 0xff), static_cast<char>(n >> 8)};
   out.write(len, 2);
   out << header;
-  out.write(reinterpret_cast<const char*>(a.bytes.data()), static_cast<std::streamsize>(a.bytes.size()));
+  out.write(reinterpret_cast<const char*>(a.bytes.data()),
+            static_cast<std::streamsize>(a.bytes.size()));
   if (!out) throw Error(path + ": cannot write");
 }
 

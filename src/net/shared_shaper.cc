@@ -45,8 +45,8 @@ SharedCloudLink::Shared* map_file(const std::string& path, int flags) {
     throw Error("cloud link " + path + ": not a cloud link file (" + std::to_string(size) +
                 " bytes)");
   }
-  void* p = ::mmap(nullptr, sizeof(SharedCloudLink::Shared), PROT_READ | PROT_WRITE, MAP_SHARED,
-                   fd, 0);
+  void* p =
+      ::mmap(nullptr, sizeof(SharedCloudLink::Shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) throw Error(os_error(path, "cannot map"));
   return static_cast<SharedCloudLink::Shared*>(p);

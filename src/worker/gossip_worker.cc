@@ -43,13 +43,14 @@ void mix(std::vector<float>& x, const std::vector<std::pair<int, double>>& row, 
 class BackgroundExchange {
  public:
   BackgroundExchange(collective::RingGroup& group, const std::vector<float>& message,
-           const std::vector<int>& peers, std::vector<std::vector<float>>& from, std::int64_t it)
+                     const std::vector<int>& peers, std::vector<std::vector<float>>& from,
+                     std::int64_t it)
       : thread_([&, it] {
           try {
             std::vector<float*> into;
             for (auto& f : from) into.push_back(f.data());
-            group.exchange(message.data(), static_cast<std::int64_t>(message.size()), peers,
-                           into, "iteration " + std::to_string(it));
+            group.exchange(message.data(), static_cast<std::int64_t>(message.size()), peers, into,
+                           "iteration " + std::to_string(it));
           } catch (...) {
             error_ = std::current_exception();
           }
@@ -143,7 +144,8 @@ WorkerResult run_gossip_worker(const WorkerOptions& options, std::ostream& progr
     for (const auto& f : from) deadline = std::min(deadline, get_deadline(f));
     mix(x, row, o.rank, peers, from);
     model.set_flat_params(x);
-    for (int u = 0; u < model.num_units(); ++u) job.sgd->step(u, model.params(u), model.grads(u), it);
+    for (int u = 0; u < model.num_units(); ++u)
+      job.sgd->step(u, model.params(u), model.grads(u), it);
     IterationRecord r = job.record(it, loss, start, sent_before, 1);
     r.compute_ms = compute_ms;
     if (it < o.warmup) warmup_ms.push_back(compute_ms);

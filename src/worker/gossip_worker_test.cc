@@ -30,7 +30,8 @@ WorkerOptions short_job(const std::string& arch, std::int64_t iterations) {
 // With no neighbour the mixing weight is 1 and gossip is plain SGD: the same bits as an
 // all-reduce of one worker.
 TEST(GossipWorker, OneWorkerIsPlainSgd) {
-  const std::vector<float> sgd = testing::run_ring_job(short_job("allreduce", 5), 1)[0].final_weights;
+  const std::vector<float> sgd =
+      testing::run_ring_job(short_job("allreduce", 5), 1)[0].final_weights;
   ASSERT_FALSE(sgd.empty());
   EXPECT_TRUE(testing::run_ring_job(short_job("gossip", 5), 1)[0].final_weights == sgd);
 }

@@ -32,8 +32,8 @@ std::vector<int> gossip_neighbours(Topology t, int rank, int size) {
   } else {
     const auto [rows, cols] = torus_shape(size);
     const int r = rank / cols, c = rank % cols;
-    out = {r * cols + (c + 1) % cols, r * cols + (c + cols - 1) % cols,
-           ((r + 1) % rows) * cols + c, ((r + rows - 1) % rows) * cols + c};
+    out = {r * cols + (c + 1) % cols, r * cols + (c + cols - 1) % cols, ((r + 1) % rows) * cols + c,
+           ((r + rows - 1) % rows) * cols + c};
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -65,8 +65,7 @@ double gossip_exchange_ms(const LinkProfile& link, int degree, std::int64_t byte
   return fixed + static_cast<double>(degree) * static_cast<double>(bytes) * 8e3 / bps;
 }
 
-double simulate_gossip(const ModelProfile& profile, const LinkProfile& link, Topology t,
-                       int size) {
+double simulate_gossip(const ModelProfile& profile, const LinkProfile& link, Topology t, int size) {
   double compute = 0;
   std::int64_t bytes = 0;
   for (const UnitProfile& u : profile.units) {

@@ -49,7 +49,6 @@ std::vector<std::pair<int, double>> mixing_weights(Topology t, int rank, int siz
 
 // T above for a model of `bytes`, `profile`'s compute, on `link`.
 double gossip_exchange_ms(const LinkProfile& link, int degree, std::int64_t bytes);
-double simulate_gossip(const ModelProfile& profile, const LinkProfile& link, Topology t,
-                       int size);
+double simulate_gossip(const ModelProfile& profile, const LinkProfile& link, Topology t, int size);
 
 }  // namespace dynacomm::plan

@@ -26,13 +26,14 @@ ArchitecturePrediction predict_ps(const ModelProfile& profile, const LinkProfile
                                   const CloudLink& cloud, int workers,
                                   const std::string& scheduler) {
   const LinkProfile link = ps_link_share(edge, cloud, workers);
-  const std::vector<std::string> names =
-      scheduler == kAutoScheduler ? std::vector<std::string>{"dynacomm", "dynacomm-fd"}
-                                  : std::vector<std::string>{scheduler};
+  const std::vector<std::string> names = scheduler == kAutoScheduler
+                                             ? std::vector<std::string>{"dynacomm", "dynacomm-fd"}
+                                             : std::vector<std::string>{scheduler};
   ArchitecturePrediction best{"ps", 0, ""};
   for (const std::string& name : names) {
     const PlannerOptions options;
-    const double ms = predict_plan_ms(profile, link, make_plan(name, profile, link, options), options);
+    const double ms =
+        predict_plan_ms(profile, link, make_plan(name, profile, link, options), options);
     if (best.how.empty() || ms < best.ms)
       best = {"ps", ms, name + " on " + mbit(link.down_bps) + "/" + mbit(link.up_bps) + " Mbit/s"};
   }

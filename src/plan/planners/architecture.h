@@ -37,7 +37,8 @@ struct ArchitecturePrediction {
 struct ArchitectureChoice {
   std::vector<ArchitecturePrediction> predictions;  // in `candidates`' order
   std::string chosen;                               // the fastest (the first of equals)
-  std::string text() const;  // "allreduce, predicted ps 4400 ms (...), allreduce 1900 ms (...), ..."
+  std::string text()
+      const;  // "allreduce, predicted ps 4400 ms (...), allreduce 1900 ms (...), ..."
 };
 
 // The edge link as one of N workers sees the PS through the shared cloud link.

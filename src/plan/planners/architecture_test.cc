@@ -19,7 +19,7 @@ TEST(Architecture, ThePsSharesTheCloudLinkFairly) {
   EXPECT_EQ(unlimited.down_bps, 100e6);
   EXPECT_EQ(unlimited.up_bps, 50e6);
   const LinkProfile shared = ps_link_share(edge, {200e6, 1e9}, 8);
-  EXPECT_EQ(shared.up_bps, 25e6);    // 200 / 8 < 50
+  EXPECT_EQ(shared.up_bps, 25e6);     // 200 / 8 < 50
   EXPECT_EQ(shared.down_bps, 100e6);  // 1000 / 8 > 100
   EXPECT_EQ(shared.latency_ms, 5);
   EXPECT_EQ(shared.overhead_up_ms, 2);
@@ -39,8 +39,9 @@ TEST(Architecture, ChoosesTheFastestOfTheModelsPredictions) {
     ASSERT_EQ(c.predictions.size(), 3u);
     const LinkProfile shared = ps_link_share(edge, cloud, workers);
     const PlannerOptions o;
-    const double ps = std::min(predict_plan_ms(p, shared, make_plan("dynacomm", p, shared, o), o),
-                               predict_plan_ms(p, shared, make_plan("dynacomm-fd", p, shared, o), o));
+    const double ps =
+        std::min(predict_plan_ms(p, shared, make_plan("dynacomm", p, shared, o), o),
+                 predict_plan_ms(p, shared, make_plan("dynacomm-fd", p, shared, o), o));
     const RingCost ring = RingCost::of(edge, workers);
     const double allreduce = simulate_ring(p, ring, optimal_ring_buckets(p, ring));
     const double gossip = simulate_gossip(p, edge, Topology::kRing, workers);
@@ -73,7 +74,8 @@ TEST(Architecture, ASharedCloudLinkTurnsTheChoiceAwayFromThePs) {
   const ArchitectureChoice shared =
       choose_architecture(p, edge, {200e6, 200e6}, 8, {"ps", "allreduce", "gossip"});
   EXPECT_NE(shared.chosen, "ps") << shared.text();
-  EXPECT_GT(shared.predictions[0].ms, 2 * std::min(shared.predictions[1].ms, shared.predictions[2].ms))
+  EXPECT_GT(shared.predictions[0].ms,
+            2 * std::min(shared.predictions[1].ms, shared.predictions[2].ms))
       << shared.text();
   const ArchitectureChoice only_ps = choose_architecture(p, edge, {200e6, 200e6}, 8, {"ps"});
   EXPECT_EQ(only_ps.chosen, "ps");
