@@ -6,7 +6,6 @@
 
 #include "base/error.h"
 #include "cli/cluster_job.h"
-#include "data/npy.h"
 #include "data/npy_dataset.h"
 #include "train/profiler.h"
 
@@ -43,9 +42,8 @@ plan::ModelProfile local_profile(const JobFlags& job, int threads) {
   o.warmup = 2;
   o.seed = job.seed;
   if (data::is_npy_dataset_dir(job.data_dir)) {  // the user's images, of their shape
-    const data::NpyArray images = data::read_npy_header(job.data_dir + "/train_images.npy");
-    o.input = {static_cast<int>(images.shape[1]), static_cast<int>(images.shape[2]),
-               static_cast<int>(images.shape[3])};
+    const std::vector<std::int64_t> chw = data::npy_image_shape(job.data_dir);
+    o.input = {static_cast<int>(chw[0]), static_cast<int>(chw[1]), static_cast<int>(chw[2])};
   }
   plan::ModelProfile p = train::profile_model(o);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

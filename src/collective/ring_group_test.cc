@@ -93,6 +93,24 @@ std::vector<std::vector<float>> run(int size, std::int64_t n, const Buckets& buc
 
 float through_half(float x) { return static_cast<float>(c10::Half(x)); }
 
+float unchanged(float x) { return x; }
+
+// Element i of owner g summed in the ring's order, ((x_{g+1} + x_{g+2}) + ...) + x_g in
+// float, every partial sum through `wire` before it travels and the result too (the owner
+// rounds its finished chunk as the others receive it).
+std::vector<float> ring_order_sums(const std::vector<std::vector<float>>& x, std::int64_t n,
+                                   float (*wire)(float)) {
+  const int size = static_cast<int>(x.size());
+  std::vector<float> sums(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const int g = static_cast<int>((i / RingGroup::kBlock) % size);
+    float s = x[(g + 1) % size][i];
+    for (int k = 2; k <= size; ++k) s = wire(s) + x[(g + k) % size][i];
+    sums[i] = size == 1 ? s : wire(s);
+  }
+  return sums;
+}
+
 // Every plan's sums, on every rank, are `expected` bit for bit.
 void expect_every_plan_gives(int size, std::int64_t n, const std::vector<Buckets>& plans,
                              const std::vector<float>& expected, bool half_wire = false) {
@@ -110,14 +128,7 @@ TEST(RingGroup, SumsInTheOrderFixedByEachElementsOwnerForEveryBucketPlan) {
     SCOPED_TRACE(std::to_string(size) + " ranks");
     std::vector<std::vector<float>> x(size);
     for (int r = 0; r < size; ++r) x[r] = gradient(r, n);
-    // Element i of owner g: ((x_{g+1} + x_{g+2}) + ...) + x_g, in float.
-    std::vector<float> expected(n);
-    for (std::int64_t i = 0; i < n; ++i) {
-      const int g = static_cast<int>((i / RingGroup::kBlock) % size);
-      float s = x[(g + 1) % size][i];
-      for (int k = 2; k <= size; ++k) s = s + x[(g + k) % size][i];
-      expected[i] = s;
-    }
+    const std::vector<float> expected = ring_order_sums(x, n, unchanged);
     expect_every_plan_gives(size, n,
                             {cut(n, {n}), cut(n, {1, 7, 300, 1000}), cut(n, {2999}),
                              cut(n, {100, 100, 100, 100, 100, 100, 100, 100, 100, 100})},
@@ -134,17 +145,13 @@ TEST(RingGroup, HalfOnTheWireRoundsAtEveryStepAlikeForEveryBucketPlan) {
     SCOPED_TRACE(std::to_string(size) + " ranks");
     std::vector<std::vector<float>> x(size);
     for (int r = 0; r < size; ++r) x[r] = gradient(r, n);
-    std::vector<float> expected(n);
-    for (std::int64_t i = 0; i < n; ++i) {
-      const int g = static_cast<int>((i / RingGroup::kBlock) % size);
-      float s = x[(g + 1) % size][i];
-      double exact = s, magnitude = std::abs(s);
-      for (int k = 2; k <= size; ++k) {
-        s = through_half(s) + x[(g + k) % size][i];
-        exact += x[(g + k) % size][i];
-        magnitude += std::abs(x[(g + k) % size][i]);
+    const std::vector<float> expected = ring_order_sums(x, n, through_half);
+    for (std::int64_t i = 0; i < n; ++i) {  // within half's precision of the exact sum
+      double exact = 0, magnitude = 0;
+      for (int r = 0; r < size; ++r) {
+        exact += x[r][i];
+        magnitude += std::abs(x[r][i]);
       }
-      expected[i] = through_half(s);
       ASSERT_NEAR(expected[i], exact, size * magnitude / 1024 + 1e-7) << i;
     }
     expect_every_plan_gives(size, n, {cut(n, {n}), cut(n, {1, 7, 300, 1000})}, expected,

@@ -93,6 +93,12 @@ bool is_npy_dataset_dir(const std::string& dir) {
   return !dir.empty() && ::stat(file(dir, Split::kTrain, "images").c_str(), &st) == 0;
 }
 
+std::vector<std::int64_t> npy_image_shape(const std::string& dir) {
+  check_headers(dir);
+  const NpyArray images = read_npy_header(file(dir, Split::kTrain, "images"));
+  return {images.shape[1], images.shape[2], images.shape[3]};
+}
+
 void check_dataset_dir(const std::string& dir) {
   if (is_npy_dataset_dir(dir)) return check_headers(dir);
   check_fashion_mnist_dir(dir);

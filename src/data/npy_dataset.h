@@ -12,7 +12,9 @@
 //   Dataset train = load_dataset(dir, Split::kTrain);  // .npy folder or Fashion-MNIST IDX
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "data/fashion_mnist.h"
 
@@ -20,6 +22,8 @@ namespace dynacomm::data {
 
 // Whether `dir` holds train_images.npy (then it is a .npy folder).
 bool is_npy_dataset_dir(const std::string& dir);
+// C x H x W of a .npy folder's images, from the header alone; InvalidInput as loading.
+std::vector<std::int64_t> npy_image_shape(const std::string& dir);
 
 // Either kind: the .npy folder, else Fashion-MNIST's IDX files ("" = Debian's package).
 // check_dataset_dir reads only the headers: a cheap check before any process starts.
