@@ -1017,7 +1017,7 @@ TEST(PsCluster, ASilentWorkerLeavesTheJobWhichGoesOnAndItRejoins) {
   PsServer ps(o);
   ps.start();
   auto c = joined(ps, 2);
-  send_init(*c[0]);
+  send_init_and_wait(*c[0]);
   auto pull = [](net::Connection& w, int rank, std::int64_t it) {
     w.send(Header{MessageType::kPullRequest, rank, it, 0, 3}, nullptr, 0);
   };
