@@ -13,6 +13,7 @@ packages=(
   dataset-fashion-mnist
   iproute2 procps      # --net netns: ip, tc, sysctl
   python3-torch        # the PyTorch DDP peer of dynacomm bench (bench/peers/ddp.py)
+  python3-torchvision  # examples/torchscript_model.py: a torchvision model as a .pt file
   clang libclang-rt-14-dev  # the libFuzzer targets (fuzz/, scripts/fuzz.sh)
 )
 

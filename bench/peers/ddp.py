@@ -132,7 +132,7 @@ def main():
     p.add_argument("--rank", type=int)
     p.add_argument("--world", type=int)
     p.add_argument("--master", help="HOST:PORT of rank 0")
-    p.add_argument("--model", choices=sorted(MODELS))
+    p.add_argument("--model", help=f"{', '.join(sorted(MODELS))}, or a TorchScript file *.pt")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--warmup", type=int, default=2)
@@ -163,7 +163,12 @@ def main():
     dist.init_process_group("gloo", init_method=f"tcp://{host}:{port}", rank=a.rank,
                             world_size=a.world,
                             timeout=__import__("datetime").timedelta(seconds=a.timeout))
-    model = MODELS[a.model]()
+    if a.model.endswith(".pt"):
+        model = torch.jit.load(a.model)
+    elif a.model in MODELS:
+        model = MODELS[a.model]()
+    else:
+        sys.exit(f"ddp.py: unknown --model {a.model}")
     params = sum(t.numel() for t in model.parameters())
     ddp = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)

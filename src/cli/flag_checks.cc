@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
+#include "model/model_names.h"
 #include "net/endpoint.h"
 #include "plan/model/quantity.h"
 
@@ -92,6 +95,27 @@ CLI::Validator unsigned_check() {
           throw std::invalid_argument("'" + v + "': expected a whole number from 0 to 10^19");
       },
       "UINT");
+}
+
+CLI::Validator model_check() {
+  // A file becomes an absolute path: the launcher's processes and the job file name it alike.
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        const auto& zoo = model::zoo_model_names();
+        if (std::find(zoo.begin(), zoo.end(), v) != zoo.end()) return {};
+        if (!model::is_model_file(v))
+          return "'" + v + "' is not one of " + listed(zoo) + ", nor a TorchScript file (*.pt)";
+        if (!std::ifstream(v).good()) return "model file '" + v + "' cannot be read";
+        v = std::filesystem::absolute(v).lexically_normal().string();
+        return {};
+      },
+      "MODEL");
+}
+
+std::string model_help() {
+  return listed(model::zoo_model_names()) +
+         ", or a TorchScript file *.pt whose top-level children are the units "
+         "(docs/own-data.md)";
 }
 
 CLI::Validator endpoint_check() {

@@ -20,5 +20,8 @@ CLI::Validator endpoint_check();           // net::check_endpoint accepts it
 CLI::Validator list_of_check(const std::vector<std::string>& known);
 CLI::Validator bandwidth_list_check();  // a comma-separated list of bandwidths
 CLI::Validator unsigned_check();        // digits only (CLI11 wraps "-1" into a uint64)
+// A zoo model's name, or a readable TorchScript file ending in ".pt".
+CLI::Validator model_check();
+std::string model_help();
 
 }  // namespace dynacomm::cli

@@ -146,9 +146,7 @@ void JobFlags::add_arch_flags(CLI::App* cmd, bool bench_lists) {
 }
 
 void JobFlags::add_job_flags(CLI::App* cmd, bool bench_lists) {
-  cmd->add_option("--model", model, listed(model::zoo_model_names()))
-      ->check(CLI::IsMember(model::zoo_model_names()))
-      ->capture_default_str();
+  cmd->add_option("--model", model, model_help())->transform(model_check())->capture_default_str();
   cmd->add_option("--workers", workers, "Number of edge workers")
       ->check(CLI::Range(1, kMaxWorkers))
       ->capture_default_str();

@@ -20,9 +20,7 @@ void add_profile_command(CLI::App& app) {
   auto& o = f->options;
   CLI::App* cmd = app.add_subcommand(
       "profile", "Measure per-unit forward/backward times and sizes; writes a plan profile");
-  cmd->add_option("--model", o.model, listed(model::zoo_model_names()))
-      ->check(CLI::IsMember(model::zoo_model_names()))
-      ->capture_default_str();
+  cmd->add_option("--model", o.model, model_help())->transform(model_check())->capture_default_str();
   cmd->add_option("--input", f->input, "Input shape CxHxW, e.g. 1x28x28 or 3x224x224")
       ->capture_default_str();
   cmd->add_option("--classes", o.classes, "Classes (0: 10 for small inputs, else 1000)")

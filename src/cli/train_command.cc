@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/job_flags.h"
 #include "cluster/local_cluster.h"
+#include "model/model_names.h"
 #include "net/curve.h"
 #include "ps/checkpoint.h"
 #include "report/run_folder.h"
@@ -45,7 +47,9 @@ std::string default_run_dir(const JobFlags& j, bool local) {
   char stamp[32];
   std::time_t t = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
-  return std::string("runs/") + stamp + "-" + j.model + "-" + (local ? "local" : j.scheduler);
+  const std::string model =
+      model::is_model_file(j.model) ? std::filesystem::path(j.model).stem().string() : j.model;
+  return std::string("runs/") + stamp + "-" + model + "-" + (local ? "local" : j.scheduler);
 }
 
 void run_local(const TrainFlags& f) {

@@ -5,13 +5,20 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <sstream>
 
 #include "base/error.h"
 #include "model/model_impl.h"
+#include "model/model_names.h"
 
 namespace dynacomm::model {
 
-std::string Model::state_dict_pickle() const {
+std::string Model::export_pt() const {
+  if (impl_->script) {
+    std::ostringstream out;
+    impl_->script->save(out);
+    return out.str();
+  }
   c10::Dict<std::string, at::Tensor> dict;
   const auto children = impl_->root->children();  // registration order == unit order
   for (std::size_t u = 0; u < children.size(); ++u) {
@@ -81,12 +88,18 @@ int Builder::linear(const std::string& name, int in, int out) {
 }
 
 void Model::Impl::finalize() {
-  const std::size_t n = unit_modules.size();
+  std::vector<std::vector<torch::Tensor>> unit_parameters;
+  for (const auto& child : root->children())  // registration order == unit order
+    unit_parameters.push_back(child->parameters(/*recurse=*/true));
+  finalize(unit_parameters);
+}
+
+void Model::Impl::finalize(const std::vector<std::vector<torch::Tensor>>& unit_parameters) {
+  const std::size_t n = unit_parameters.size();
   pending = std::make_unique<std::atomic<int>[]>(n);
   unit_tensors.resize(n);
-  auto children = root->children();  // registration order == unit order
   for (std::size_t u = 0; u < n; ++u) {
-    std::vector<torch::Tensor> params = children[u]->parameters(/*recurse=*/true);
+    std::vector<torch::Tensor> params = unit_parameters[u];
     std::int64_t total = 0;
     for (const auto& p : params) total += p.numel();
     infos[u].params = total;
@@ -143,8 +156,15 @@ const float* Model::grads(int unit) const {
 }
 void Model::set_observer(UnitObserver* observer) { impl_->observer = observer; }
 void Model::accumulate_gradients(bool on) { impl_->accumulate = on; }
-void Model::train(bool on) { impl_->root->train(on); }
-bool Model::is_training() const { return impl_->root->is_training(); }
+void Model::train(bool on) {
+  if (impl_->script)
+    impl_->script->train(on);
+  else
+    impl_->root->train(on);
+}
+bool Model::is_training() const {
+  return impl_->script ? impl_->script->is_training() : impl_->root->is_training();
+}
 
 at::Tensor Model::forward(const at::Tensor& input) {
   const auto& o = impl_->options;
@@ -208,6 +228,7 @@ void seed_dropout(std::uint64_t seed, int rank, std::int64_t iteration) {
 
 std::unique_ptr<Model> make_model(const ModelOptions& options) {
   if (options.classes < 1) throw InvalidInput("model: classes must be positive");
+  if (is_model_file(options.name)) return make_script_model(options);
   for (const auto& a : architectures()) {
     if (options.name != a.name) continue;
     auto impl = std::make_unique<Model::Impl>();

@@ -104,11 +104,13 @@ class Model {
   // All parameters, units in order, as one vector; and back. Sizes are checked.
   std::vector<float> flat_params() const;
   void set_flat_params(const std::vector<float>& flat);
-  // Every unit's parameters and buffers (batch-norm statistics) by torchvision-style name
-  // ("layer1.0.conv1.weight", "bn1.running_mean"), pickled as torch.save pickles a
-  // state_dict: PyTorch's torch.load reads it, and the same architecture in PyTorch takes it
-  // with load_state_dict (model.pt in a run folder).
-  std::string state_dict_pickle() const;
+  // The contents of model.pt in a run folder. A zoo model: every unit's parameters and
+  // buffers (batch-norm statistics) by torchvision-style name ("layer1.0.conv1.weight",
+  // "bn1.running_mean"), pickled as torch.save pickles a state_dict: PyTorch's torch.load
+  // reads it, and the same architecture in PyTorch takes it with load_state_dict. A model
+  // from a TorchScript file: the module itself with its current parameters (torch.jit.save's
+  // archive; torch.load and torch.jit.load read it).
+  std::string export_pt() const;
 
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
@@ -123,7 +125,12 @@ class Model {
 void seed_dropout(std::uint64_t seed, int rank, std::int64_t iteration);
 
 // Throws InvalidInput for an unknown name (listing the known ones) or an input shape the
-// architecture cannot take.
+// architecture cannot take. A name ending in ".pt" is a TorchScript file (torch.jit.save):
+// its top-level children, run in order, are the forward pass, and each child with
+// parameters is a unit; its initial parameters are the file's (options.seed is not used
+// for them). A file that does not fit (not TorchScript, no child with parameters, a
+// parameter outside the children, a forward() that is not its children in order, an input
+// or class count it cannot take) is refused with InvalidInput saying what to change.
 std::unique_ptr<Model> make_model(const ModelOptions& options);
 std::vector<std::string> model_names();
 

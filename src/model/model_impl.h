@@ -1,11 +1,13 @@
 // Private: the libtorch side of Model, and the Builder architectures are written with.
 #pragma once
 
+#include <torch/csrc/jit/api/module.h>
 #include <torch/torch.h>
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,9 @@ namespace dynacomm::model {
 struct Model::Impl {
   ModelOptions options;
   std::shared_ptr<torch::nn::Module> root = std::make_shared<torch::nn::Module>("Model");
+  // A model from a TorchScript file (script_model.cc) instead of the zoo: its top-level
+  // children run in order; root and unit_modules stay empty.
+  std::optional<torch::jit::Module> script;
   std::vector<torch::nn::AnyModule> unit_modules;
   std::vector<UnitInfo> infos;
   std::vector<std::vector<torch::Tensor>> unit_tensors;  // each unit's parameter tensors
@@ -30,8 +35,10 @@ struct Model::Impl {
     if (observer) observer->before_forward(unit);
     return unit_modules[static_cast<std::size_t>(unit)].forward(x);
   }
-  // Moves every unit's parameters into one flat buffer and installs gradient capture.
+  // Moves every unit's parameters into one flat buffer and installs gradient capture;
+  // the first form takes them from root's children (one per unit, the zoo's).
   void finalize();
+  void finalize(const std::vector<std::vector<torch::Tensor>>& unit_parameters);
   void gradient_arrived(int unit, std::int64_t offset, const torch::Tensor& grad);
 };
 
@@ -64,5 +71,8 @@ struct Architecture {
   ArchitectureFn build;
 };
 const std::vector<Architecture>& architectures();
+
+// A model from a TorchScript file (options.name ends in ".pt"); script_model.cc.
+std::unique_ptr<Model> make_script_model(const ModelOptions& options);
 
 }  // namespace dynacomm::model

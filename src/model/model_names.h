@@ -13,4 +13,9 @@ inline const std::vector<std::string>& zoo_model_names() {
   return names;
 }
 
+// --model names a TorchScript file instead of a zoo model when it ends in ".pt".
+inline bool is_model_file(const std::string& name) {
+  return name.size() > 3 && name.compare(name.size() - 3, 3, ".pt") == 0;
+}
+
 }  // namespace dynacomm::model

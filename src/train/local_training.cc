@@ -175,7 +175,7 @@ TrainingResult train_local(const LocalTrainingOptions& o, std::ostream& progress
                       "test_accuracy", "seconds", "images_per_second"},
                      rows);
       run->write_floats("weights.bin", model->flat_params());
-      run->write_text("model.pt", model->state_dict_pickle());
+      run->write_text("model.pt", model->export_pt());
     }
   }
   result.train_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();

@@ -106,7 +106,7 @@ WorkerResult PeerJob::finish() {
   model->set_observer(nullptr);
   result.final_weights = model->flat_params();
   if (o.rank == 0) {
-    result.state_dict = model->state_dict_pickle();
+    result.state_dict = model->export_pt();
     evaluate_now(*model, *test, o, log, result, true, false, true);
   }
   std::vector<double> ms;

@@ -356,14 +356,14 @@ void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, cons
                 WorkerResult& result) {
   if (result.interrupted_at >= 0) {
     result.final_weights = model.flat_params();
-    result.state_dict = model.state_dict_pickle();
+    result.state_dict = model.export_pt();
     return evaluate_now(model, test, o, log, result, /*final=*/true, false, false);
   }
   comm.fetch_all(iterations);
   if (!result.iterations.empty())  // none: it rejoined a job that had just ended
     result.iterations.back().ms = ms_between(last_start, Clock::now());
   result.final_weights = model.flat_params();
-  result.state_dict = model.state_dict_pickle();
+  result.state_dict = model.export_pt();
   evaluate_now(model, test, o, log, result, /*final=*/true, false, false);
 }
 

@@ -168,7 +168,7 @@ struct WorkerResult {
   double last_test_accuracy = -1;           // rank 0: of the latest evaluation (-1: none yet)
   double test_accuracy = 0;                 // rank 0: of the final weights
   std::vector<float> final_weights;         // rank 0
-  std::string state_dict;                   // rank 0: model.pt (Model::state_dict_pickle)
+  std::string state_dict;                   // rank 0: model.pt (Model::export_pt)
   std::int64_t interrupted_at = -1;         // stopped before this iteration (request_stop); -1: not
   // The iteration a worker taking up this run would start at.
   std::int64_t next_iteration(std::int64_t total) const {

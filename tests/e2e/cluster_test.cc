@@ -636,6 +636,29 @@ TEST_F(ClusterTest, TheExportedModelLoadsIntoPyTorchWithTheSameAccuracy) {
               1e-4);  // one image in 10,000
 }
 
+// --model FILE.pt: torchvision's resnet18 as a TorchScript nn.Sequential (the example
+// script), started from the zoo resnet18's initial weights, trains through PS and workers
+// to the zoo resnet18's weights bit for bit; its model.pt is the module itself.
+TEST_F(ClusterTest, ATorchScriptResnet18TrainsToTheZoosBitsForBit) {
+  ASSERT_TRUE(run_dynacomm("init", "init --model resnet18"));
+  const std::string file = dir_ + "/resnet18.pt";
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + std::string(DYNACOMM_TORCHSCRIPT_MODEL) + " " +
+                         file + " --init " + dir_ + "/init/model.pt > " + dir_ + "/script.log 2>&1")
+                            .c_str()),
+            0)
+      << read_file(dir_ + "/script.log");
+  const std::string job =
+      " --workers 2 --iterations 3 --batch 8 --train-samples 400"
+      " --test-samples 100 --down 1gbit --latency 1ms";
+  ASSERT_TRUE(run_dynacomm("zoo", "train --model resnet18" + job));
+  ASSERT_TRUE(run_dynacomm("script", "train --model " + file + job));
+  const std::string zoo = read_file(dir_ + "/zoo/weights.bin");
+  ASSERT_EQ(zoo.size(), 11172810u * 4);
+  EXPECT_TRUE(zoo == read_file(dir_ + "/script/weights.bin")) << "the weights differ";
+  EXPECT_NE(zoo, read_file(dir_ + "/init/weights.bin")) << "nothing was trained";
+  EXPECT_EQ(read_file(dir_ + "/script/model.pt").substr(0, 2), "PK");  // a TorchScript zip
+}
+
 // --ps-link under the user-space emulation: both workers' pushes (and the PS's replies)
 // queue in one shared token bucket each way, so an iteration takes at least the time the
 // 10 Mbit/s cloud link needs for both workers' gradients, though each edge is 1 Gbit/s;
