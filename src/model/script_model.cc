@@ -27,6 +27,14 @@ std::string first_line(const std::string& text) {
   return end == std::string::npos ? text : text.substr(0, end);
 }
 
+// The TorchScript interpreter's error ends with the operation's own ("RuntimeError: Given
+// groups=1, weight of size ..."), after a traceback: that line, else the first.
+std::string interpreter_error(const std::string& text) {
+  const auto at = text.rfind("Error: ");
+  if (at == std::string::npos) return first_line(text);
+  return first_line(text.substr(at + 7));
+}
+
 torch::jit::Module load_module(const std::string& path) {
   if (!std::ifstream(path).good()) throw InvalidInput("model file " + path + ": cannot be read");
   try {
@@ -101,7 +109,7 @@ void check_forward(torch::jit::Module& root, const std::vector<Step>& steps, Mod
     y = run_steps(steps, m, x);
   } catch (const std::exception& e) {
     throw InvalidInput("model file " + path + ": its children in order cannot take an input of " +
-                       o.input.str() + " (the data's shape): " + first_line(e.what()));
+                       o.input.str() + " (the data's shape): " + interpreter_error(e.what()));
   }
   if (y.dim() != 2 || y.size(0) != 2 || y.size(1) != o.classes)
     throw InvalidInput("model file " + path + ": gives outputs of shape " + c10::str(y.sizes()) +
@@ -113,7 +121,7 @@ void check_forward(torch::jit::Module& root, const std::vector<Step>& steps, Mod
       direct = root.forward({x}).toTensor();
     } catch (const std::exception& e) {
       throw InvalidInput("model file " + path + ": its forward() fails on an input of " +
-                         o.input.str() + ": " + first_line(e.what()));
+                         o.input.str() + ": " + interpreter_error(e.what()));
     }
     if (!direct.sizes().equals(y.sizes()) || !torch::allclose(direct, y, 1e-4, 1e-5))
       throw InvalidInput("model file " + path +

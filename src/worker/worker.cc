@@ -16,6 +16,7 @@
 #include "compress/pull_codec.h"
 #include "data/fashion_mnist.h"
 #include "data/npy_dataset.h"
+#include "model/model_names.h"
 #include "net/connection.h"
 #include "net/endpoint.h"
 #include "plan/model/gossip.h"
@@ -96,6 +97,10 @@ void WorkerOptions::validate() const {
   } catch (const InvalidInput& e) {
     throw InvalidInput(std::string("worker: --data-dir: ") + e.what());
   }
+  // A TorchScript file is checked against the data's shape and classes here, before a
+  // process starts, rather than by every worker once the PS waits for them.
+  if (model::is_model_file(model))
+    (void)model_for(*this, data::load_dataset(data_dir, data::Split::kTrain));
 }
 
 void WorkerOptions::validate_ring() const {
