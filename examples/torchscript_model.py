@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes a torchvision ResNet as a TorchScript file that dynacomm trains (--model FILE.pt).
+"""Writes a torchvision ResNet or MobileNetV2 as a TorchScript file that dynacomm trains (--model FILE.pt).
 
 dynacomm's units are a TorchScript module's top-level children, run in order, so the
 network goes in an nn.Sequential whose entries keep torchvision's names (conv1, bn1, ...,
@@ -17,6 +17,7 @@ initial parameters, so the file starts where the built-in model starts:
 """
 import argparse
 import collections
+import re
 import sys
 
 import torch
@@ -37,11 +38,23 @@ def sequential_resnet(arch, channels, classes, small):
     return nn.Sequential(collections.OrderedDict(parts))
 
 
+def sequential_mobilenet_v2(channels, classes, small):
+    """features' 19 blocks as top-level children (features_0 ... features_18), then the
+    pooling and the classifier: 20 units (dynacomm's built-in mobilenetv2 has 104, one per
+    convolution and batch-norm)."""
+    net = torchvision.models.mobilenet_v2(num_classes=classes)
+    net.features[0][0] = nn.Conv2d(channels, 32, 3, 1 if small else 2, 1, bias=False)
+    parts = [(f"features_{i}", block) for i, block in enumerate(net.features)]
+    parts += [("pool", nn.AdaptiveAvgPool2d(1)), ("flatten", nn.Flatten(1)),
+              ("classifier", net.classifier)]
+    return nn.Sequential(collections.OrderedDict(parts))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("out", help="the TorchScript file to write (*.pt)")
     p.add_argument("--arch", default="resnet18",
-                   choices=["resnet18", "resnet34", "resnet50", "resnet101"])
+                   choices=["resnet18", "resnet34", "resnet50", "resnet101", "mobilenet_v2"])
     p.add_argument("--input", default="1x28x28", help="CxHxW of the data (default 1x28x28)")
     p.add_argument("--classes", type=int, default=10)
     p.add_argument("--init", help="a state_dict to start from (torchvision names)")
@@ -52,9 +65,15 @@ def main():
         c, h, w = (int(x) for x in a.input.split("x"))
     except ValueError:
         sys.exit(f"torchscript_model.py: --input {a.input}: expected CxHxW, e.g. 1x28x28")
-    model = sequential_resnet(a.arch, c, a.classes, small=min(h, w) < 64)
-    if a.init:
-        model.load_state_dict(torch.load(a.init), strict=True)
+    small = min(h, w) < 64
+    if a.arch == "mobilenet_v2":
+        model = sequential_mobilenet_v2(c, a.classes, small)
+    else:
+        model = sequential_resnet(a.arch, c, a.classes, small)
+    if a.init:  # torchvision's names; features.N. is features_N. here
+        state = {re.sub(r"^features\.(\d+)\.", r"features_\1.", k): v
+                 for k, v in torch.load(a.init).items()}
+        model.load_state_dict(state, strict=True)
     scripted = torch.jit.script(model)
     scripted.save(a.out)
     params = sum(t.numel() for t in model.parameters())
