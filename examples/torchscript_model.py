@@ -12,7 +12,7 @@ pixels the stem is the one dynacomm's zoo uses (3x3, stride 1, no max-pool).
 --init takes a state_dict (e.g. a dynacomm run's model.pt of the zoo's resnet18) as the
 initial parameters, so the file starts where the built-in model starts:
 
-    dynacomm init --model resnet18 --out runs/init
+    dynacomm export --model resnet18 --out runs/init
     /usr/bin/python3 examples/torchscript_model.py r18.pt --init runs/init/model.pt
 """
 import argparse

@@ -12,7 +12,7 @@ const std::vector<std::pair<std::string, std::string>>& compute_commands() {
   static const std::vector<std::pair<std::string, std::string>> commands = {
       {"train", "Train a CNN on Fashion-MNIST: a PS and edge workers on this machine, or --local"},
       {"profile", "Measure per-unit forward/backward times and sizes; writes a plan profile"},
-      {"init", "Write a model's initial parameters (as a job with --seed starts) to a folder"},
+      {"export", "Write a model as model.pt and weights.bin: from a PS checkpoint, or initial"},
       {"worker", "Run one edge worker against a PS"},
       {"bench",
        "Every strategy side by side on one cluster and link, taking turns; vs the ideal and "

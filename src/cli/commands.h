@@ -13,6 +13,6 @@ void add_worker_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_keygen_command(CLI::App& app);
-void add_init_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 }  // namespace dynacomm::cli

@@ -9,7 +9,7 @@ int main(int argc, char** argv) {
     add_train_command(app);
     add_plan_command(app);
     add_profile_command(app);
-    add_init_command(app);
+    add_export_command(app);
     add_ps_command(app);
     add_worker_command(app);
     add_bench_command(app);

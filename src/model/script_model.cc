@@ -9,6 +9,7 @@
 #include <torch/csrc/jit/serialization/import.h>
 
 #include <fstream>
+#include <map>
 #include <mutex>
 
 #include "base/error.h"
@@ -60,6 +61,7 @@ std::vector<Step> split_units(const torch::jit::Module& root, const std::string&
                        "' belongs to no child module" + kHowTo);
   std::vector<Step> steps;
   std::vector<std::vector<torch::Tensor>> unit_parameters;
+  std::map<const void*, std::string> owner;  // each parameter's first name: tied ones repeat
   for (const auto& child : root.named_children()) {
     Step step{child.value, -1};
     std::vector<torch::Tensor> params;
@@ -72,6 +74,13 @@ std::vector<Step> split_units(const torch::jit::Module& root, const std::string&
         throw InvalidInput("model file " + path + ": parameter " + child.name + "." + p.name +
                            " is frozen (requires_grad is False); dynacomm trains every "
                            "parameter (make it a buffer, or unfreeze it)");
+      const auto [it, fresh] =
+          owner.emplace(p.value.unsafeGetTensorImpl(), child.name + "." + p.name);
+      if (!fresh)
+        throw InvalidInput("model file " + path + ": parameter " + child.name + "." + p.name +
+                           " is " + it->second +
+                           " (tied weights): each unit owns its parameters in dynacomm, "
+                           "untie them (a copy each)");
       params.push_back(p.value);
     }
     if (!params.empty()) {

@@ -199,6 +199,21 @@ TEST_F(ScriptModel, RefusesWhatCannotBeUnitsAndSaysWhatToChange) {
     EXPECT_NE(std::string(e.what()).find("to have 1 channels, but got 3"), std::string::npos)
         << "the operation's own message";
   }
+  Module tied = new_module();
+  Module first = linear(784, 784);
+  tied.register_module("flatten", function("torch.flatten(x, 1)"));
+  tied.register_module("a", first);
+  Module second = new_module();  // its weight is a's
+  second.register_parameter("weight", first.attr("weight").toTensor(), false);
+  second.register_parameter("bias", param({10}), false);
+  second.define("def forward(self, x):\n  return torch.linear(x, self.weight[:10], self.bias)\n");
+  tied.register_module("b", second);
+  tied.define(
+      "def forward(self, x):\n  return self.b.forward(self.a.forward(self.flatten.forward(x)))\n");
+  EXPECT_NE(refusal(save(tied, "tied.pt")).find("b.weight is a.weight (tied weights)"),
+            std::string::npos)
+      << refusal(dir_ + "/tied.pt");
+
   Module frozen = lenet5();
   for (auto p : frozen.parameters()) {
     p.set_requires_grad(false);

@@ -616,12 +616,15 @@ TEST_F(ClusterTest, TrainsOnAFolderOfNpyArrays) {
 
 // model.pt, rank 0's trained model as a state_dict: PyTorch's torch.load reads it, the
 // same architecture in PyTorch takes it strictly, and scores what dynacomm reported on the
-// whole test set.
+// whole test set; `dynacomm export` makes the same from the PS's last checkpoint.
 TEST_F(ClusterTest, TheExportedModelLoadsIntoPyTorchWithTheSameAccuracy) {
   const std::string out = dir_ + "/export";
   ASSERT_TRUE(run_dynacomm("export",
                            "train --workers 2 --model cnn --iterations 20 --train-samples 2000"
-                           " --down 1gbit --latency 1ms"));
+                           " --down 1gbit --latency 1ms --checkpoint-every 10"));
+  ASSERT_TRUE(run_dynacomm("from-checkpoint", "export --checkpoint " + out + "/checkpoints"));
+  EXPECT_EQ(read_file(dir_ + "/from-checkpoint/model.pt"), read_file(out + "/model.pt"));
+  EXPECT_EQ(read_file(dir_ + "/from-checkpoint/weights.bin"), read_file(out + "/weights.bin"));
   const nlohmann::json summary = nlohmann::json::parse(read_file(out + "/summary.json"));
   const std::string got = dir_ + "/export-pytorch.json";
   ASSERT_EQ(std::system(("/usr/bin/python3 " + std::string(DYNACOMM_EVALUATE_MODEL_PT) + " " + out +
@@ -640,7 +643,7 @@ TEST_F(ClusterTest, TheExportedModelLoadsIntoPyTorchWithTheSameAccuracy) {
 // script), started from the zoo resnet18's initial weights, trains through PS and workers
 // to the zoo resnet18's weights bit for bit; its model.pt is the module itself.
 TEST_F(ClusterTest, ATorchScriptResnet18TrainsToTheZoosBitsForBit) {
-  ASSERT_TRUE(run_dynacomm("init", "init --model resnet18"));
+  ASSERT_TRUE(run_dynacomm("init", "export --model resnet18"));
   const std::string file = dir_ + "/resnet18.pt";
   ASSERT_EQ(std::system(("/usr/bin/python3 " + std::string(DYNACOMM_TORCHSCRIPT_MODEL) + " " +
                          file + " --init " + dir_ + "/init/model.pt > " + dir_ + "/script.log 2>&1")
