@@ -11,20 +11,10 @@
 
 #include "base/error.h"
 #include "model/model_names.h"
+#include "model/recorder_test_util.h"
 
 namespace dynacomm::model {
 namespace {
-
-class Recorder : public UnitObserver {
- public:
-  void before_forward(int unit) override { forward.push_back(unit); }
-  void gradients_ready(int unit) override {
-    std::lock_guard<std::mutex> lock(mu);
-    ready.push_back(unit);
-  }
-  std::vector<int> forward, ready;
-  std::mutex mu;
-};
 
 std::vector<int> iota(int n) {
   std::vector<int> v(n);

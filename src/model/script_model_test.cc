@@ -15,22 +15,12 @@
 
 #include "base/error.h"
 #include "model/model.h"
+#include "model/recorder_test_util.h"
 
 namespace dynacomm::model {
 namespace {
 
 using torch::jit::Module;
-
-class Recorder : public UnitObserver {
- public:
-  void before_forward(int unit) override { forward.push_back(unit); }
-  void gradients_ready(int unit) override {
-    std::lock_guard<std::mutex> lock(mu);
-    ready.push_back(unit);
-  }
-  std::vector<int> forward, ready;
-  std::mutex mu;
-};
 
 int next_class = 0;
 torch::Tensor param(at::IntArrayRef sizes) { return torch::randn(sizes).set_requires_grad(true); }
