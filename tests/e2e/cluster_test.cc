@@ -874,13 +874,17 @@ TEST_F(ClusterTest, EveryWorkerPlansForTheSlowestWorkersCompute) {
   std::sort(mine.begin(), mine.end());
   std::sort(slow.begin(), slow.end());
   const double mine_ms = mine[mine.size() / 2], slow_ms = slow[slow.size() / 2];
+  // The estimate follows the last iterations' pace, so a burst of other tests' load at the
+  // end moves it: its upper bound is worker 1's slowest tenth, not its median.
+  const double slow_p90_ms = slow[slow.size() * 9 / 10];
   // Bounds with room for other tests' load beside this one (it shifts both workers alike).
   const std::string figures = "worker 0 plans for " + std::to_string(estimate) + " ms, computes " +
                               std::to_string(mine_ms) + " ms; worker 1 computes " +
-                              std::to_string(slow_ms) + " ms";
+                              std::to_string(slow_ms) + " ms (90th percentile " +
+                              std::to_string(slow_p90_ms) + " ms)";
   EXPECT_GT(slow_ms, 2.5 * mine_ms) << "the emulated slowdown did not take: " << figures;
   EXPECT_GT(estimate, 2.5 * mine_ms) << figures;
-  EXPECT_LT(estimate, 2 * slow_ms) << figures;
+  EXPECT_LT(estimate, 2 * slow_p90_ms) << figures;
 }
 
 // Under BSP the slowest link sets everyone's pace: worker 0, on a fast link, reports the
