@@ -32,12 +32,11 @@ std::unique_ptr<model::Model> from_checkpoint(ExportFlags& f) {
   std::vector<float> flat;
   for (const auto& u : c.units) flat.insert(flat.end(), u.params.begin(), u.params.end());
   // The PS's units are the job's atoms (slices of the model's units), in the same order.
-  if (static_cast<std::int64_t>(flat.size()) != m->num_params())
-    throw InvalidInput(path + ": " + std::to_string(flat.size()) + " parameters, model " +
-                       c.job.model + " for " + f.options.input.str() + " and " +
-                       std::to_string(f.options.classes) + " classes has " +
-                       std::to_string(m->num_params()) + " (give the job's --input, --classes)");
-  m->set_flat_params(flat);
+  try {
+    m->set_flat_params(flat);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(path + ": " + e.what() + " (give the job's --input, --classes)");
+  }
   std::cerr << path << ": iteration " << c.iteration << "\n";
   return m;
 }
