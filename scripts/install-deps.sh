@@ -14,6 +14,7 @@ packages=(
   iproute2 procps      # --net netns: ip, tc, sysctl
   python3-torch        # the PyTorch DDP peer of dynacomm bench (bench/peers/ddp.py)
   python3-torchvision  # examples/torchscript_model.py: a torchvision model as a .pt file
+  pybind11-dev python3-dev  # dynacomm._core, the Python package's C++ worker (src/python)
   clang libclang-rt-14-dev  # the libFuzzer targets (fuzz/, scripts/fuzz.sh)
 )
 

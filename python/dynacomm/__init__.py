@@ -8,6 +8,9 @@ workers on shaped links, and get the trained module back.
     print(run.test_accuracy)          # on the whole test set, as dynacomm measured it
     trained = run.model               # a TorchScript module with the trained parameters
 
+The other door, dynacomm.Worker (worker.py), runs the C++ worker inside this process on
+your own training loop: `worker.step(inputs, targets, loss_fn)`.
+
 This door runs the dynacomm binary (a launcher, a PS and a process per worker; the same
 plans, gates and re-planning as any `dynacomm train`): the model goes to it as a
 TorchScript file (`--model FILE.pt`), so it must be an nn.Sequential, or a module whose
@@ -28,7 +31,8 @@ from typing import Any, Dict, Optional, Tuple, Union
 import numpy as np
 import torch
 
-__all__ = ["DynacommError", "Run", "find_executable", "save_dataset", "train"]
+__all__ = ["DynacommError", "PS", "Run", "Worker", "find_executable", "save_dataset",
+           "start_ps", "train", "units_of", "worker_batches"]
 
 Arrays = Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -142,3 +146,6 @@ def train(model: Union[torch.nn.Module, str], data: Union[str, Arrays, None] = N
     if str(summary.get("model", "")).endswith(".pt") or isinstance(model, str) and model.endswith(".pt"):
         trained = torch.jit.load(os.path.join(out, "model.pt"))
     return Run(folder=out, summary=summary, model=trained)
+
+
+from .worker import PS, Worker, start_ps, units_of, worker_batches  # noqa: E402

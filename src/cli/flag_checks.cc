@@ -103,6 +103,8 @@ CLI::Validator model_check() {
       [](std::string& v) -> std::string {
         const auto& zoo = model::zoo_model_names();
         if (std::find(zoo.begin(), zoo.end(), v) != zoo.end()) return {};
+        // A module trained from Python (dynacomm.Worker): the PS serves it by name.
+        if (v.rfind("python:", 0) == 0 && v.size() > 7) return {};
         if (!model::is_model_file(v))
           return "'" + v + "' is not one of " + listed(zoo) + ", nor a TorchScript file (*.pt)";
         if (!std::ifstream(v).good()) return "model file '" + v + "' cannot be read";
@@ -115,7 +117,7 @@ CLI::Validator model_check() {
 std::string model_help() {
   return listed(model::zoo_model_names()) +
          ", or a TorchScript file *.pt whose top-level children are the units "
-         "(docs/own-data.md)";
+         "(docs/own-data.md); the PS also takes python:NAME, a dynacomm.Worker's module";
 }
 
 CLI::Validator endpoint_check() {

@@ -14,6 +14,8 @@
 namespace dynacomm::model {
 
 std::string Model::export_pt() const {
+  if (impl_->external_train)
+    throw Error("model " + name() + ": trained from its own module, which holds the weights");
   if (impl_->script) {
     std::ostringstream out;
     impl_->script->save(out);
@@ -114,13 +116,19 @@ void Model::Impl::finalize(const std::vector<std::vector<torch::Tensor>>& unit_p
       }
       p.set_data(view);
       const int unit = static_cast<int>(u);
-      p.register_hook([this, unit, offset](torch::Tensor g) { gradient_arrived(unit, offset, g); });
+      const unsigned hook = p.register_hook(
+          [this, unit, offset](torch::Tensor g) { gradient_arrived(unit, offset, g); });
+      if (external_train) hooks.emplace_back(p, hook);
       offset += p.numel();
     }
     unit_tensors[u] = params;
     flat_params.push_back(flat);
     flat_grads.push_back(grad);
   }
+}
+
+Model::Impl::~Impl() {
+  for (auto& [p, hook] : hooks) p.remove_hook(hook);
 }
 
 void Model::Impl::gradient_arrived(int unit, std::int64_t offset, const torch::Tensor& grad) {
@@ -157,12 +165,17 @@ const float* Model::grads(int unit) const {
 void Model::set_observer(UnitObserver* observer) { impl_->observer = observer; }
 void Model::accumulate_gradients(bool on) { impl_->accumulate = on; }
 void Model::train(bool on) {
-  if (impl_->script)
+  if (impl_->external_train) {
+    impl_->external_train(on);
+    impl_->external_training = on;
+  } else if (impl_->script) {
     impl_->script->train(on);
-  else
+  } else {
     impl_->root->train(on);
+  }
 }
 bool Model::is_training() const {
+  if (impl_->external_train) return impl_->external_training;
   return impl_->script ? impl_->script->is_training() : impl_->root->is_training();
 }
 

@@ -22,6 +22,11 @@ struct Model::Impl {
   // children run in order; root and unit_modules stay empty.
   std::optional<torch::jit::Module> script;
   std::vector<torch::nn::AnyModule> unit_modules;
+  // A model whose forward runs elsewhere (external_model.h: a Python module): switches its
+  // training mode; its parameters outlive this, so finalize's hooks come off in ~Impl.
+  std::function<void(bool)> external_train;
+  bool external_training = true;
+  std::vector<std::pair<torch::Tensor, unsigned>> hooks;  // (parameter, handle): external only
   std::vector<UnitInfo> infos;
   std::vector<std::vector<torch::Tensor>> unit_tensors;  // each unit's parameter tensors
   std::vector<torch::Tensor> flat_params, flat_grads;    // one contiguous buffer per unit
@@ -31,6 +36,7 @@ struct Model::Impl {
   // The architecture's forward pass; it runs unit u through run(u, x).
   std::function<torch::Tensor(Impl&, torch::Tensor)> forward;
 
+  ~Impl();
   torch::Tensor run(int unit, const torch::Tensor& x) {
     if (observer) observer->before_forward(unit);
     return unit_modules[static_cast<std::size_t>(unit)].forward(x);

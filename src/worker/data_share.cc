@@ -4,11 +4,18 @@
 
 #include "base/error.h"
 #include "data/partition.h"
+#include "worker/external_step.h"
 
 namespace dynacomm::worker {
 
 DataShare share_of(const WorkerOptions& o, const data::Dataset& train) {
   DataShare s;
+  if (o.external) {  // the caller's batches: none is made here
+    s.steps_per_epoch = o.external->steps_per_epoch();
+    s.total = s.steps_per_epoch * o.epochs;
+    if (o.iterations > 0) s.total = std::min(s.total, o.iterations);
+    return s;
+  }
   const std::int64_t n_train =
       o.train_samples > 0 ? std::min(o.train_samples, train.size()) : train.size();
   std::vector<std::uint8_t> labels(train.labels.begin(), train.labels.begin() + n_train);
@@ -25,7 +32,14 @@ DataShare share_of(const WorkerOptions& o, const data::Dataset& train) {
   return s;
 }
 
+std::vector<std::int64_t> epoch_order(const WorkerOptions& o, const DataShare& share, int epoch) {
+  std::vector<std::int64_t> order = share.mine;
+  data::shuffle(order, o.seed * 1000003 + static_cast<std::uint64_t>(epoch));
+  return order;
+}
+
 std::unique_ptr<model::Model> model_for(const WorkerOptions& o, const data::Dataset& train) {
+  if (o.external) return o.external->take_model();
   return model::make_model(
       {o.model, model::InputShape{train.channels, train.rows, train.cols}, train.classes, o.seed});
 }

@@ -28,6 +28,7 @@
 #include "worker/data_share.h"
 #include "worker/estimates.h"
 #include "worker/evaluation.h"
+#include "worker/external_step.h"
 #include "worker/job_plans.h"
 #include "worker/join.h"
 #include "worker/local_steps.h"
@@ -92,6 +93,16 @@ void WorkerOptions::validate() const {
   estimator.validate();
   link_trace.check_workers(workers);
   slowdown_trace.check_workers(workers);
+  if (external) {  // the caller's module and batches (worker/external_step.h)
+    if (arch != "ps") throw InvalidInput("worker: a model trained from Python takes --arch ps");
+    if (external->steps_per_epoch() < 1)
+      throw InvalidInput("worker: steps per epoch must be at least 1");
+    return;
+  }
+  if (model.rfind("python:", 0) == 0)
+    throw InvalidInput("worker: model '" + model +
+                       "' is trained from Python (dynacomm.Worker); the binary's workers take "
+                       "a built-in model or a TorchScript file");
   try {
     data::check_dataset_dir(data_dir);
   } catch (const InvalidInput& e) {
@@ -135,13 +146,11 @@ void WorkerOptions::validate_ring() const {
 namespace {
 
 // The model's units as a profile without times (the warm-up measures them).
-plan::ModelProfile unit_profile(const WorkerOptions& o, const model::Model& model,
-                                const data::Dataset& train) {
+plan::ModelProfile unit_profile(const WorkerOptions& o, const model::Model& model) {
   plan::ModelProfile p;
   p.model = o.model;
   p.batch = o.batch;
-  p.input = std::to_string(train.channels) + "x" + std::to_string(train.rows) + "x" +
-            std::to_string(train.cols);
+  p.input = model.options().input.str();
   for (const auto& u : model.units()) p.units.push_back({u.name, u.params, u.bytes(), 0, 0});
   return p;
 }
@@ -251,17 +260,21 @@ GateMarks marks_of(const Comm& comm, Clock::time_point forward_end) {
 // One mini-batch (order[begin, begin + batch)) through the model: forward (each unit
 // waiting at its gate), a full-duplex plan's pulls of the next round (`next`, or none) as
 // backward starts, backward. The loss, and when the forward pass ended.
-std::pair<double, Clock::time_point> forward_backward(model::Model& model,
+std::pair<double, Clock::time_point> forward_backward(const WorkerOptions& o, std::int64_t it,
+                                                      model::Model& model,
                                                       const data::Dataset& train,
                                                       const std::vector<std::int64_t>& order,
-                                                      std::int64_t begin, std::int64_t batch,
-                                                      Comm& comm, const plan::Plan* next) {
-  torch::Tensor loss = train::batch_loss(model, train, order, begin, batch);
+                                                      std::int64_t begin, Comm& comm,
+                                                      const plan::Plan* next) {
+  torch::Tensor loss = o.external ? o.external->loss(model, it)
+                                  : train::batch_loss(model, train, order, begin, o.batch);
   const auto forward_end = comm.forward_done();
   // (A re-plan adopted at the next boundary changes its pushes; its pulls follow from t+2.)
   if (next) comm.prefetch(comm.next_iteration(), *next);
   loss.backward();
-  return {loss.item<double>(), forward_end};
+  const double value = loss.item<double>();
+  if (o.external) o.external->step_done(it, value);
+  return {value, forward_end};
 }
 
 // Everything one iteration's measurements feed: the warm-up's calibration, the online
@@ -349,27 +362,25 @@ IterationRecord record_of(std::int64_t it, int epoch, double loss, const Comm& c
 // Rank 0 evaluates after iteration `it` (not the job's last: that one after its update):
 // at an epoch's end, and every eval_every iterations.
 bool evaluates_after(const WorkerOptions& o, std::int64_t it, bool epoch_end, std::int64_t total) {
-  if (o.rank != 0 || it + 1 >= total) return false;
+  if (o.rank != 0 || it + 1 >= total || o.external) return false;  // external: the caller's
   return epoch_end || (o.eval_every > 0 && (it + 1) % o.eval_every == 0);
 }
 
 // Rank 0 ends the job: the final parameters, then the test set's accuracy of them. The last
 // iteration's time ends when its update is in, with the fetch. Interrupted: the weights of
 // the last iteration it pulled.
-void finish_job(Comm& comm, model::Model& model, const data::Dataset& test, const WorkerOptions& o,
+void finish_job(Comm& comm, model::Model& model, const data::Dataset* test, const WorkerOptions& o,
                 std::int64_t iterations, Clock::time_point last_start, RunLog& log,
                 WorkerResult& result) {
-  if (result.interrupted_at >= 0) {
-    result.final_weights = model.flat_params();
-    result.state_dict = model.export_pt();
-    return evaluate_now(model, test, o, log, result, /*final=*/true, false, false);
+  if (result.interrupted_at < 0) {
+    comm.fetch_all(iterations);
+    if (!result.iterations.empty())  // none: it rejoined a job that had just ended
+      result.iterations.back().ms = ms_between(last_start, Clock::now());
   }
-  comm.fetch_all(iterations);
-  if (!result.iterations.empty())  // none: it rejoined a job that had just ended
-    result.iterations.back().ms = ms_between(last_start, Clock::now());
   result.final_weights = model.flat_params();
+  if (!test) return;  // a caller's module (external_step.h): it holds them, and evaluates
   result.state_dict = model.export_pt();
-  evaluate_now(model, test, o, log, result, /*final=*/true, false, false);
+  evaluate_now(model, *test, o, log, result, /*final=*/true, false, false);
 }
 
 // Joins the job (rank 0 sends the initial parameters); a worker joining a running job
@@ -481,8 +492,7 @@ void follow_the_barrier(std::int64_t it, std::int64_t previous, const Comm& comm
 // An epoch's order of this rank's samples (the same as it was, on a rejoin), said.
 std::vector<std::int64_t> begin_epoch(const WorkerOptions& o, const DataShare& share, int epoch,
                                       std::int64_t it, RunLog& log) {
-  std::vector<std::int64_t> order = share.mine;
-  data::shuffle(order, o.seed * 1000003 + static_cast<std::uint64_t>(epoch));
+  std::vector<std::int64_t> order = epoch_order(o, share, epoch);
   log.epoch_begins(epoch, std::min(share.steps_per_epoch, share.total - it), share.steps_per_epoch);
   return order;
 }
@@ -549,8 +559,10 @@ namespace {
 std::atomic<bool> g_stop{false};
 
 // Stopping before iteration `it` (request_stop; never before the first).
-bool stops_before(std::int64_t it, std::int64_t first, WorkerResult& result) {
-  if (!g_stop || it <= first) return false;
+bool stops_before(const WorkerOptions& o, std::int64_t it, std::int64_t first,
+                  WorkerResult& result) {
+  const bool closed = o.external && !o.external->next(it);  // the caller's loop ended
+  if (!closed && (!g_stop || it <= first)) return false;
   result.interrupted_at = it;
   return true;
 }
@@ -589,18 +601,32 @@ std::vector<std::string> planned_schedulers(const WorkerOptions& o) {
   return {o.scheduler};
 }
 
+namespace {
+
+// The training data (none for a caller's batches: external_step.h) and, on rank 0, the test
+// set it evaluates on (none for a caller's model: the caller evaluates).
+data::Dataset train_set(const WorkerOptions& o) {
+  return o.external ? data::Dataset{} : data::load_dataset(o.data_dir, data::Split::kTrain);
+}
+std::unique_ptr<data::Dataset> test_set(const WorkerOptions& o) {
+  if (o.rank != 0 || o.external) return nullptr;
+  return std::make_unique<data::Dataset>(data::load_dataset(o.data_dir, data::Split::kTest));
+}
+
+}  // namespace
+
 WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   options.validate();
   WorkerOptions o = options;  // a worker joining a running job warms up from where it starts
   const Clock::time_point started = Clock::now();
   torch::set_num_threads(o.threads);
-  const data::Dataset train = data::load_dataset(o.data_dir, data::Split::kTrain);
+  const data::Dataset train = train_set(o);
   const DataShare share = share_of(o, train);
   auto model = model_for(o, train);
   const int n_units = model->num_units();
   // The job's atoms (plan/model/slicing.h): whole units, or pieces that every sliced scheduler
   // in use can be expressed in. Messages, the PS's store and plans at run time index them.
-  plan::ModelProfile profile = unit_profile(o, *model, train);
+  plan::ModelProfile profile = unit_profile(o, *model);
   const plan::Slicing slicing = plan::Slicing::make(
       profile, plan::common_atom_params(o.planner.slice_params(planned_schedulers(o))));
   LocalSteps locals(o, o.warmup, *model, share.total);  // the PS counts its rounds
@@ -639,10 +665,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   Replanner replanner({o, comm, slicing, estimators, profile, given_link, link_rows, link_row,
                        started, result, log, progress});
   const std::vector<std::string> unit_names = names_of(*model);
-  const auto test =
-      o.rank == 0
-          ? std::make_unique<data::Dataset>(data::load_dataset(o.data_dir, data::Split::kTest))
-          : nullptr;
+  const std::unique_ptr<data::Dataset> test = test_set(o);
   // The plan of iteration i >= warm-up: the rotation's turn, or the plan in use.
   auto plan_of = [&](std::int64_t i) -> const WorkerResult::PlanInfo& {
     if (o.rotation.empty()) return result.plans[static_cast<std::size_t>(replanner.plan_id() - 1)];
@@ -654,7 +677,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   Clock::time_point iteration_start{};
   std::int64_t last_round = -1;  // the PS's iteration of the last step begun
   for (std::int64_t it = first; it < share.total; ++it) {
-    if (stops_before(it, first, result)) break;  // request_stop: goodbye, with what it has
+    if (stops_before(o, it, first, result)) break;  // request_stop: goodbye, with what it has
     const int epoch = static_cast<int>(it / share.steps_per_epoch) + 1;
     const std::int64_t step = it % share.steps_per_epoch;
     if (step == 0 || it == first) order = begin_epoch(o, share, epoch, it, log);
@@ -698,7 +721,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
       next = slicing.lift(plan_of(it + 1).plan);
     model::seed_dropout(o.seed, o.rank, it);  // what a worker started again would draw
     locals.before_step(it);
-    const auto [l, forward_end] = forward_backward(*model, train, order, step * o.batch, o.batch,
+    const auto [l, forward_end] = forward_backward(o, it, *model, train, order, step * o.batch,
                                                    comm, next.pull.empty() ? nullptr : &next);
     locals.after_forward(it);
     // Only BSP's barrier paces every worker at the slowest; elsewhere a worker's compute is
@@ -724,7 +747,8 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
           [&] { evaluate_now(*model, *test, o, log, result, false, epoch_end, false); });
   }
   if (result.interrupted_at >= 0) say_interrupted(o, result, progress);
-  if (o.rank == 0) finish_job(comm, *model, *test, o, locals.rounds(), iteration_start, log, result);
+  if (o.rank == 0)
+    finish_job(comm, *model, test.get(), o, locals.rounds(), iteration_start, log, result);
   log.status(result, "done", true);
   comm.shutdown();
   if (!codec_state.empty())  // to take up again where it stopped

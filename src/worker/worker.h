@@ -36,6 +36,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -54,6 +55,8 @@
 #include "worker/rotation_log.h"
 
 namespace dynacomm::worker {
+
+class ExternalStep;
 
 struct WorkerOptions {
   std::string ps;  // PS endpoint, e.g. tcp://127.0.0.1:7070
@@ -131,6 +134,10 @@ struct WorkerOptions {
   // carries them for the PS to check against the job's. Empty: not checked.
   std::vector<std::pair<std::string, std::string>> job_settings;
   bool interactive = false;
+  // A training loop outside the worker (worker/external_step.h: the Python package's): its
+  // model and batches replace `model` and `data_dir`; only rank 0 fetches the final weights
+  // (into the caller's module) and nothing is evaluated here.
+  std::shared_ptr<ExternalStep> external;
 
   void validate() const;  // throws InvalidInput naming the option
   void validate_ring() const;  // --arch allreduce's and gossip's options
