@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -89,6 +89,17 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def _args(flags: Dict[str, Any]) -> List[str]:
+    """Keyword arguments as command-line flags: True a bare flag, False and None none."""
+    args: List[str] = []
+    for name, value in flags.items():
+        if value is True:
+            args.append(_flag(name))
+        elif value is not False and value is not None:
+            args += [_flag(name), str(value)]
+    return args
+
+
 def _error_message(output: str, code: int) -> str:
     lines = [ln for ln in output.splitlines() if "error" in ln.lower() or "failed" in ln.lower()]
     tail = lines[-3:] if lines else output.strip().splitlines()[-5:]
@@ -129,11 +140,7 @@ def train(model: Union[torch.nn.Module, str], data: Union[str, Arrays, None] = N
             data = save_dataset(os.path.join(inputs, "data"), *data)
         if data is not None:
             args += ["--data-dir", str(data)]
-        for name, value in flags.items():
-            if value is True:
-                args.append(_flag(name))
-            elif value is not False and value is not None:
-                args += [_flag(name), str(value)]
+        args += _args(flags)
         done = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=timeout)
     if verbose:

@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 import torch.nn.functional as F
 
-from . import DynacommError, _flag, find_executable
+from . import DynacommError, _args, find_executable
 
 _core_module = None
 
@@ -105,13 +105,8 @@ class Worker:
         self.model = model
         self.rank = rank
         self.units = units_of(model)
-        args: List[str] = []
         name = name or "python:" + type(model).__name__
-        for flag, value in dict(flags, model=name).items():
-            if value is True:
-                args.append(_flag(flag))
-            elif value is not False and value is not None:
-                args += [_flag(flag), str(value)]
+        args = _args(dict(flags, model=name))
         core = _core()
         wf = core.WorkerFlags()
         wf.ps, wf.rank, wf.threads, wf.args = ps, rank, threads, args
@@ -199,11 +194,7 @@ def start_ps(*, listen: str = "tcp://127.0.0.1:0", start_timeout: float = 30,
     folder = tempfile.mkdtemp(prefix="dynacomm-ps-")
     endpoint_file, log = os.path.join(folder, "endpoint"), os.path.join(folder, "ps.log")
     args = [find_executable(), "ps", "--listen", listen, "--endpoint-file", endpoint_file]
-    for flag, value in flags.items():
-        if value is True:
-            args.append(_flag(flag))
-        elif value is not False and value is not None:
-            args += [_flag(flag), str(value)]
+    args += _args(flags)
     with open(log, "w") as out:
         process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + start_timeout

@@ -54,10 +54,6 @@ class Worker {
       py::gil_scoped_release released;  // asks the PS
       options_ = worker_options(flags);
     }
-    if (options_.model != model_name)
-      throw InvalidInput("dynacomm.Worker: the job at " + flags.ps + " trains model '" +
-                         options_.model + "', this worker's is '" + model_name +
-                         "' (start the PS with --model " + model_name + ")");
     std::vector<Unit> parts;
     for (const py::handle& u : units) {
       const auto t = u.cast<py::tuple>();
@@ -72,28 +68,27 @@ class Worker {
     options_.validate();
     thread_ = std::thread([this] { run(); });
   }
-  ~Worker() {
-    if (!thread_.joinable()) return;
-    loop_->close();
-    py::gil_scoped_release released;
-    thread_.join();
-  }
+  ~Worker() { join(); }
 
   double step(const at::Tensor& x, const at::Tensor& y, py::object loss_fn) {
     return loop_->step(x, y, std::move(loss_fn));
   }
 
   py::dict close() {
-    if (thread_.joinable()) {
-      loop_->close();
-      py::gil_scoped_release released;
-      thread_.join();
-    }
+    join();
     if (error_) std::rethrow_exception(error_);
     return summary_of(result_);
   }
 
  private:
+  // No more steps; waits (the GIL released) for the worker to say goodbye.
+  void join() {
+    if (!thread_.joinable()) return;
+    loop_->close();
+    py::gil_scoped_release released;
+    thread_.join();
+  }
+
   void run() {
     try {
       result_ = worker::run_worker(options_, quiet_ ? null_ : std::cerr);

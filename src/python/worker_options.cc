@@ -35,7 +35,13 @@ worker::WorkerOptions worker_options(const WorkerFlags& flags) {
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(job.timeout_ms()));
   const net::JobConfig config =
       worker::ask_job_config(flags.ps, flags.rank, timeout, curve ? &*curve : nullptr);
-  job.adopt(config, app, flags.ps);
+  try {  // --model python:NAME among them: the PS must serve this module
+    job.adopt(config, app, flags.ps);
+  } catch (const InvalidInput& e) {  // the PS tells the other workers at once, as the binary's
+    worker::tell_ps_failed(flags.ps, flags.rank, std::string("its settings differ: ") + e.what(),
+                           curve ? &*curve : nullptr);
+    throw;
+  }
   if (flags.rank < 0 || flags.rank >= job.workers)
     throw InvalidInput("dynacomm.Worker: rank " + std::to_string(flags.rank) + ": the job at " +
                        flags.ps + " has " + std::to_string(job.workers) + " worker(s)");

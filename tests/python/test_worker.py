@@ -18,26 +18,12 @@ import torch.nn.functional as F
 
 import dynacomm
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                                "peers"))
+from ddp import Cnn  # noqa: E402  the built-in cnn (src/model/zoo.cc) written in PyTorch
+
 JOB = dict(workers=2, batch=32, iterations=8, seed=3, scheduler="dynacomm-fd", warmup=3,
            lr=0.05, momentum=0.9, weight_decay=5e-4, timeout="60s")
-
-
-class Cnn(nn.Module):
-    """The built-in cnn (src/model/zoo.cc) in PyTorch: the same units, ops and dropout."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3, padding=1)
-        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
-        self.fc1 = nn.Linear(64 * 7 * 7, 256)
-        self.fc2 = nn.Linear(256, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(torch.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(torch.relu(self.conv2(x)), 2)
-        x = F.dropout(x.flatten(1), 0.25, self.training)
-        x = F.dropout(torch.relu(self.fc1(x)), 0.5, self.training)
-        return self.fc2(x)
 
 
 def flat(model):
