@@ -36,7 +36,8 @@ enum class MessageType : std::uint16_t {
   kPullReply = 4,    // PS -> worker: parameters of units first..last
   kPush = 5,         // worker -> PS: gradients of units first..last for `iteration`
   kError = 6,        // either way: payload is a UTF-8 reason
-  kShutdown = 7,     // either way: payload: none
+  kShutdown = 7,     // either way: payload: none; worker -> PS: `iteration` is the round
+                     // after its last push
   kPushAck = 8,      // PS -> worker: the push of units first..last for `iteration` arrived;
                      // payload: the PS's latest update (UpdateReport)
   // Worker -> PS: its full-duplex plans after the warm-up, with their predictions (JSON).

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "base/error.h"
 #include "base/log_limiter.h"
@@ -157,6 +158,12 @@ struct PsServer::Impl {
   net::UpdateReport last_update;  // every push ack carries it (the aggregation)
   std::map<int, std::int64_t> joined_at;  // rank -> the iteration it joined the running job at
   std::set<int> dropped_before_init;      // ranks dropped before the store existed
+  // Ranks that said goodbye before the job's end -> the round after their last push. The
+  // rounds wait for them until a remaining worker needs one of those rounds (a pull past
+  // it, a plan offer, a report): when every worker is stopping (Ctrl-C reaches them an
+  // iteration apart), no round is made of some workers' pushes only, and the job stops at
+  // a round every worker's saved state belongs to.
+  std::map<int, std::int64_t> departed;
   std::set<int> ever_joined;
   std::map<std::string, std::string> left_behind;  // a dropped peer -> why, until it hears it
 
@@ -232,6 +239,8 @@ struct PsServer::Impl {
   void drop_rank(int rank, const std::string& why);
   // The store's updates and the plan agreement no longer wait for `rank`.
   void updates_go_on_without(int rank);
+  // The departed ranks' rounds go on without them (a remaining worker needs them).
+  void waive_departed();
   // Rank `rank` joins a running job: at the newest version, told so in its welcome.
   void rejoin(int rank, net::Header& welcome);
   std::string config_conflict(const net::Hello& hello) const;
@@ -433,6 +442,7 @@ void PsServer::Impl::on_hello(const std::string& peer, const net::DecodeResult& 
   }
   // The same rank from a new connection: its process started again (the old one is gone,
   // or will be told it was replaced).
+  if (departed.erase(rank)) updates_go_on_without(rank);  // before it is needed again
   const bool again = members->peer_of(rank) && !members->is(rank, peer);
   if (again) drop_rank(rank, "it joined again from a new connection");
   const bool first = !members->is(rank, peer);
@@ -490,6 +500,11 @@ void PsServer::Impl::drop_rank(int rank, const std::string& why) {
   updates_go_on_without(rank);
 }
 
+void PsServer::Impl::waive_departed() {
+  const std::map<int, std::int64_t> waived = std::exchange(departed, {});
+  for (const auto& [rank, round] : waived) updates_go_on_without(rank);
+}
+
 void PsServer::Impl::updates_go_on_without(int rank) {
   if (store) store->leave(rank);
   const PlanAgreement::Completed c = agreement->leave(rank, newest);
@@ -539,6 +554,7 @@ std::string PsServer::Impl::config_conflict(const net::Hello& hello) const {
 
 // The job's full-duplex plans (ps/agreement.h decides; this sends what it returns).
 void PsServer::Impl::on_plans(const std::string& peer, const net::DecodeResult& m) {
+  waive_departed();  // the agreement would wait for their offers
   net::PlanOffer offer = net::decode_plan_offer(m.payload, m.header.payload_bytes);
   const bool late = agreement->agreed();  // a worker that joined the running job
   auto agreed = agreement->offer(m.header.sender, std::move(offer));
@@ -556,6 +572,7 @@ void PsServer::Impl::on_plans(const std::string& peer, const net::DecodeResult& 
 }
 
 void PsServer::Impl::on_replan(const net::DecodeResult& m) {
+  waive_departed();
   net::ReplanReport report = net::decode_replan_report(m.payload, m.header.payload_bytes);
   if (auto change =
           agreement->report(m.header.sender, m.header.iteration, std::move(report), newest))
@@ -682,6 +699,15 @@ std::string PsServer::Impl::pull_reply(const PendingPull& p, std::int64_t& versi
 
 void PsServer::Impl::answer_pulls() {
   if (!store) return;
+  if (!departed.empty()) {  // a pull past a departed rank's last round: it goes on without
+    std::int64_t oldest = std::numeric_limits<std::int64_t>::max();
+    for (const auto& [rank, round] : departed) oldest = std::min(oldest, round);
+    for (const PendingPull& p : pending)
+      if (!departed.count(p.rank) && p.iteration > oldest) {
+        waive_departed();
+        break;
+      }
+  }
   std::vector<char> blocked(static_cast<std::size_t>(options.workers), 0);  // by rank
   for (auto it = pending.begin(); it != pending.end();) {
     char& waits = blocked[static_cast<std::size_t>(it->rank)];
@@ -856,8 +882,9 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
       case net::MessageType::kShutdown:
         members->leave(h.sender);
         // A rank that stops before the job's end (interrupted, a target reached) leaves
-        // no other waiting for pushes it will not make: their updates go on without it.
-        updates_go_on_without(h.sender);
+        // no other waiting for pushes it will not make: once one needs them (answer_pulls),
+        // their updates go on without it.
+        departed[h.sender] = h.iteration;
         break;
       case net::MessageType::kHeartbeat:  // seen, below
         break;

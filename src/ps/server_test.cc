@@ -1145,6 +1145,37 @@ TEST(PsCluster, ARankJoiningAgainReplacesItsOldConnection) {
   EXPECT_EQ(ps_error(ps), "");
 }
 
+// Ctrl-C reaches the workers an iteration apart: rank 1 stops after round 0, rank 0 after
+// pushing round 1 too. No worker needs round 1, so it is not made of rank 0's push alone:
+// the job ends at round 1's start, where both saved their state, exactly as when both stop
+// there. Once a remaining worker needs the round (it pulls past it), the round goes on
+// without the one that left.
+TEST(PsCluster, WorkersStoppingARoundApartEndTheJobAtTheRoundAllMade) {
+  auto job = [](bool rank0_goes_on, bool rank0_pushes_round1) {
+    PsServer ps(server_options(2));
+    ps.start();
+    auto c = joined(ps, 2);
+    send_init_and_wait(*c[0]);
+    for (int r = 0; r < 2; ++r) hostile::push(*c[r], r, 0, 0, 3, 1.0f);
+    for (int r = 0; r < 2; ++r) EXPECT_EQ(hostile::answer(*c[r]), "a push-ack");
+    c[1]->send(Header{MessageType::kShutdown, 1, /*round after its last push=*/1, 0, 0}, nullptr,
+               0);
+    if (rank0_pushes_round1) {
+      hostile::push(*c[0], 0, 1, 0, 3, 2.0f);
+      EXPECT_EQ(hostile::answer(*c[0]), "a push-ack");
+    }
+    if (rank0_goes_on) {
+      c[0]->send(Header{MessageType::kPullRequest, 0, 2, 0, 3}, nullptr, 0);
+      EXPECT_EQ(hostile::answer(*c[0]), "a pull-reply") << "round 1 waits for rank 1 still";
+    }
+    c[0]->send(Header{MessageType::kShutdown, 0, rank0_pushes_round1 ? 2 : 1, 0, 0}, nullptr, 0);
+    return ps.wait();
+  };
+  const std::vector<float> both_at_1 = job(false, false);
+  EXPECT_EQ(job(false, true), both_at_1) << "round 1 was made of rank 0's push alone";
+  EXPECT_NE(job(true, true), both_at_1) << "rank 0 went on: round 1 is its push";
+}
+
 // CURVE: only keys on the allow-list get in, each only as the rank it was admitted for; an
 // unknown key, a plaintext client and a client pinning the wrong server key are refused
 // and logged, and get nothing.

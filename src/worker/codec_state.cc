@@ -1,18 +1,18 @@
 #include "worker/codec_state.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
 #include "base/error.h"
-#include "worker/comm.h"
 
 namespace dynacomm::worker {
 
 namespace {
 constexpr char kMagic[4] = {'D', 'C', 'S', 'T'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 
 template <typename T>
 void put(std::string& out, T v) {
@@ -39,15 +39,17 @@ std::string codec_state_path(const std::string& out_dir, int rank) {
   return out_dir + "/codec-state-worker" + std::to_string(rank) + ".bin";
 }
 
-void save_codec_state(const std::string& path, const std::string& spec,
-                      std::int64_t next_iteration, const std::string& state) {
+void save_codec_state(const std::string& path, const SavedCodecState& saved) {
   std::string out(kMagic, sizeof kMagic);
   put(out, kVersion);
-  put(out, next_iteration);
-  put(out, static_cast<std::uint32_t>(spec.size()));
-  out += spec;
-  put(out, static_cast<std::uint64_t>(state.size()));
-  out += state;
+  put(out, static_cast<std::uint32_t>(saved.spec.size()));
+  out += saved.spec;
+  put(out, static_cast<std::uint32_t>(saved.states.size()));
+  for (const SavedCodecState::At& a : saved.states) {
+    put(out, a.next_iteration);
+    put(out, static_cast<std::uint64_t>(a.state.size()));
+    out += a.state;
+  }
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -65,36 +67,57 @@ SavedCodecState load_codec_state(const std::string& path) {
   if (in.size() < sizeof kMagic || std::memcmp(in.data(), kMagic, sizeof kMagic) != 0)
     throw InvalidInput(path + ": not a codec state file");
   at = sizeof kMagic;
-  if (const auto v = take<std::uint32_t>(in, at, path); v != kVersion)
-    throw InvalidInput(path + ": version " + std::to_string(v) + ", expected " +
+  const auto version = take<std::uint32_t>(in, at, path);
+  if (version != 1 && version != kVersion)
+    throw InvalidInput(path + ": version " + std::to_string(version) + ", expected " +
                        std::to_string(kVersion));
   SavedCodecState s;
-  s.next_iteration = take<std::int64_t>(in, at, path);
-  s.spec = take_bytes(in, at, take<std::uint32_t>(in, at, path), path);
-  s.state = take_bytes(in, at, take<std::uint64_t>(in, at, path), path);
+  if (version == 1) {
+    SavedCodecState::At a;
+    a.next_iteration = take<std::int64_t>(in, at, path);
+    s.spec = take_bytes(in, at, take<std::uint32_t>(in, at, path), path);
+    a.state = take_bytes(in, at, take<std::uint64_t>(in, at, path), path);
+    s.states.push_back(std::move(a));
+  } else {
+    s.spec = take_bytes(in, at, take<std::uint32_t>(in, at, path), path);
+    const auto n = take<std::uint32_t>(in, at, path);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      SavedCodecState::At a;
+      a.next_iteration = take<std::int64_t>(in, at, path);
+      a.state = take_bytes(in, at, take<std::uint64_t>(in, at, path), path);
+      s.states.push_back(std::move(a));
+    }
+  }
   if (at != in.size()) throw InvalidInput(path + ": " + std::to_string(in.size() - at) +
                                           " bytes past its end");
   return s;
 }
 
-void restore_codec_state(const std::string& path, const std::string& spec, std::int64_t first,
-                         int rank, Comm& comm, std::ostream& progress) {
-  if (path.empty() || !std::ifstream(path)) return;
+std::optional<std::string> codec_state_for(const std::string& path, const std::string& spec,
+                                           std::int64_t first, int rank, std::ostream& progress) {
+  if (path.empty() || !std::ifstream(path)) return std::nullopt;
   const std::string who = "worker " + std::to_string(rank) + ": ";
   try {
     const SavedCodecState s = load_codec_state(path);
-    if (s.spec != spec || s.next_iteration != first) {
+    const auto at =
+        std::find_if(s.states.begin(), s.states.end(),
+                     [&](const SavedCodecState::At& a) { return a.next_iteration == first; });
+    if (s.spec != spec || at == s.states.end()) {
+      std::string iterations;
+      for (const SavedCodecState::At& a : s.states)
+        iterations += (iterations.empty() ? "" : " or ") + std::to_string(a.next_iteration);
       progress << who << "the compression state in " << path << " is for --compress " << s.spec
-               << " at iteration " << s.next_iteration << ", not " << spec << " at " << first
-               << ": starting without it\n";
-      return;
+               << " at iteration " << (iterations.empty() ? "none" : iterations) << ", not " << spec
+               << " at " << first << ": starting without it\n";
+      return std::nullopt;
     }
-    comm.set_codec_state(s.state);
     progress << who << "took up the compression state (residuals) it had before iteration "
              << first << "\n";
+    return at->state;
   } catch (const InvalidInput& e) {
     progress << who << "cannot use " << path << " (" << e.what() << "): starting without it\n";
   }
+  return std::nullopt;
 }
 
 }  // namespace dynacomm::worker

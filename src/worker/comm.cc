@@ -646,6 +646,7 @@ void Comm::build_pushes() {
                      plan_.credit_bytes, std::move(frame)});
     bytes_up_ += bytes;
     push_built_[*k] = true;
+    unpushed_round_ = std::max(unpushed_round_, iteration + 1);
     ++next_push_;
     cv_.notify_all();
   }
@@ -679,8 +680,8 @@ bool Comm::goodbye_done() {
                   std::to_string(options_.timeout.count()) + " ms");
   }
   if (send_goodbye_ && link_.idle() && push_queue_.empty() && pushes_.empty()) {
-    std::string bye =
-        net::encode(net::Header{net::MessageType::kShutdown, options_.rank, 0, 0, 0}, nullptr, 0);
+    std::string bye = net::encode(
+        net::Header{net::MessageType::kShutdown, options_.rank, unpushed_round_, 0, 0}, nullptr, 0);
     link_.send(std::move(bye));
     return true;
   }

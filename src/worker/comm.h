@@ -264,6 +264,9 @@ class Comm : public model::UnitObserver {
   bool fetch_exact_ DYNACOMM_GUARDED_BY(mu_) = false;           // fetch_all's requests
   std::int64_t iteration_ DYNACOMM_GUARDED_BY(mu_) = 0;
   std::int64_t push_label_ DYNACOMM_GUARDED_BY(mu_) = 0;  // the pushes' iteration (catch_up)
+  // The round after the last one this worker pushed: goodbye tells the PS (ps/server.cc
+  // waits on that round for it no longer only once another worker needs it).
+  std::int64_t unpushed_round_ DYNACOMM_GUARDED_BY(mu_) = 0;
   plan::Plan plan_ DYNACOMM_GUARDED_BY(mu_);
   // The pull requests of one iteration and what has come back.
   struct PullRound {

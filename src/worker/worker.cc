@@ -407,6 +407,17 @@ std::string codec_state_file(const WorkerOptions& o) {
   return o.compression == "none" || o.out_dir.empty() ? "" : codec_state_path(o.out_dir, o.rank);
 }
 
+// Saves the codec's state to take up again where it stopped (path "": nothing to keep), and
+// the one before its last iteration when there is one.
+void keep_codec_state(const std::string& path, const WorkerOptions& o, std::int64_t next,
+                      const Comm& comm, SavedCodecState::At& before_last) {
+  if (path.empty()) return;
+  SavedCodecState saved{o.compression, {{next, comm.codec_state()}}};
+  if (before_last.next_iteration >= 0 && before_last.next_iteration != next)
+    saved.states.push_back(std::move(before_last));
+  save_codec_state(path, saved);
+}
+
 // A result to fill: what the job's share and the hello said.
 WorkerResult joined_result(const DataShare& share, const Joined& joined) {
   WorkerResult result;
@@ -639,7 +650,8 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   const std::int64_t first = joined.start_iteration;
   Comm comm(conn, *model, comm_options(o, joined, slicing));
   const std::string codec_state = codec_state_file(o);  // "": nothing to keep
-  restore_codec_state(codec_state, o.compression, first, o.rank, comm, progress);
+  if (auto s = codec_state_for(codec_state, o.compression, first, o.rank, progress))
+    comm.set_codec_state(*s);
   model->set_observer(&comm);
   comm.start();
   std::atomic<int> link_row{-1};  // the link trace's row now in force
@@ -676,8 +688,12 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   model->train(true);
   Clock::time_point iteration_start{};
   std::int64_t last_round = -1;  // the PS's iteration of the last step begun
+  // BSP: the codec's state before the last iteration begun, kept in case the PS stops the
+  // job before that iteration's round (codec_state.h).
+  SavedCodecState::At before_last;
   for (std::int64_t it = first; it < share.total; ++it) {
     if (stops_before(o, it, first, result)) break;  // request_stop: goodbye, with what it has
+    if (!codec_state.empty() && o.sync == "bsp") before_last = {it, comm.codec_state()};
     const int epoch = static_cast<int>(it / share.steps_per_epoch) + 1;
     const std::int64_t step = it % share.steps_per_epoch;
     if (step == 0 || it == first) order = begin_epoch(o, share, epoch, it, log);
@@ -751,9 +767,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     finish_job(comm, *model, test.get(), o, locals.rounds(), iteration_start, log, result);
   log.status(result, "done", true);
   comm.shutdown();
-  if (!codec_state.empty())  // to take up again where it stopped
-    save_codec_state(codec_state, o.compression, result.next_iteration(share.total),
-                     comm.codec_state());
+  keep_codec_state(codec_state, o, result.next_iteration(share.total), comm, before_last);
   model->set_observer(nullptr);
   finish_trace(comm, log, result);
   summarise(o, estimators, profile, given_link, comm.latency_ms(), result);
