@@ -407,6 +407,16 @@ std::string codec_state_file(const WorkerOptions& o) {
   return o.compression == "none" || o.out_dir.empty() ? "" : codec_state_path(o.out_dir, o.rank);
 }
 
+// The codec's state the worker saved when it stopped before `first`, taken up; returns
+// where it keeps it ("": dense pushes, or no run folder: nothing to keep).
+std::string take_up_codec_state(const WorkerOptions& o, std::int64_t first, Comm& comm,
+                                std::ostream& progress) {
+  const std::string path = codec_state_file(o);
+  if (auto s = codec_state_for(path, o.compression, first, o.rank, progress))
+    comm.set_codec_state(*s);
+  return path;
+}
+
 // Saves the codec's state to take up again where it stopped (path "": nothing to keep), and
 // the one before its last iteration when there is one.
 void keep_codec_state(const std::string& path, const WorkerOptions& o, std::int64_t next,
@@ -649,9 +659,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
       join_and_say(conn, o, shape, *model, share.steps_per_epoch, locals, progress);
   const std::int64_t first = joined.start_iteration;
   Comm comm(conn, *model, comm_options(o, joined, slicing));
-  const std::string codec_state = codec_state_file(o);  // "": nothing to keep
-  if (auto s = codec_state_for(codec_state, o.compression, first, o.rank, progress))
-    comm.set_codec_state(*s);
+  const std::string codec_state = take_up_codec_state(o, first, comm, progress);
   model->set_observer(&comm);
   comm.start();
   std::atomic<int> link_row{-1};  // the link trace's row now in force
