@@ -55,8 +55,14 @@ class Compressor {
   virtual const float* decode(Slot slot, const std::uint8_t* in, std::size_t size,
                               std::int64_t floats, std::vector<float>& scratch) const = 0;
   // State a checkpoint keeps (residuals); empty when stateless. set_state takes what
-  // state() gave (InvalidInput when it does not fit).
-  virtual std::string state() const { return {}; }
+  // state() gave (InvalidInput when it does not fit). append_state adds it to `out`, whose
+  // memory a caller taking it often keeps (a worker's snapshot each iteration).
+  std::string state() const {
+    std::string s;
+    append_state(s);
+    return s;
+  }
+  virtual void append_state(std::string& out) const { (void)out; }
   virtual void set_state(const std::string& state);
 };
 

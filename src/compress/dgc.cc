@@ -61,10 +61,8 @@ class Dgc : public Compressor {
     return decode_sparse(name(), in, size, floats, scratch);  // top-k's payload
   }
   // Per atom: u and v (compress/methods.h's atom state).
-  std::string state() const override {
-    std::string out;
+  void append_state(std::string& out) const override {
     for (const auto& [atom, s] : state_) put_atom_state(out, atom, {&s.u, &s.v});
-    return out;
   }
   void set_state(const std::string& in) override {
     std::map<std::int64_t, State> states;

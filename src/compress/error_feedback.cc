@@ -37,10 +37,8 @@ class ErrorFeedback : public Compressor {
                       std::vector<float>& scratch) const override {
     return inner_->decode(slot, in, size, floats, scratch);
   }
-  std::string state() const override {
-    std::string s;
-    for (const auto& [atom, r] : residuals_) put_atom_state(s, atom, {&r});
-    return s;
+  void append_state(std::string& out) const override {
+    for (const auto& [atom, r] : residuals_) put_atom_state(out, atom, {&r});
   }
   void set_state(const std::string& s) override {
     std::map<std::int64_t, std::vector<float>> residuals;

@@ -80,13 +80,19 @@ const float* PushCodec::decode(Slot slot, const std::uint8_t* in, std::size_t av
 // Per method: its state's length (uint64), then the state.
 std::string PushCodec::state() const {
   std::string out;
-  for (const auto& m : methods_) {
-    const std::string one = m->state();
-    const std::uint64_t n = one.size();
-    out.append(reinterpret_cast<const char*>(&n), sizeof n);
-    out += one;
-  }
+  state_into(out);
   return out;
+}
+
+void PushCodec::state_into(std::string& out) const {
+  out.clear();  // its memory stays
+  for (const auto& m : methods_) {
+    const std::size_t at = out.size();
+    out.append(sizeof(std::uint64_t), '\0');
+    m->append_state(out);
+    const std::uint64_t n = out.size() - at - sizeof n;
+    std::memcpy(&out[at], &n, sizeof n);
+  }
 }
 
 void PushCodec::set_state(const std::string& state) {

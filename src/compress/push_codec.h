@@ -55,6 +55,8 @@ class PushCodec {
   // stops to take up again where it was; set_state takes what state() gave a codec of the
   // same spec (InvalidInput when it does not fit: nothing is changed then).
   std::string state() const;
+  // The same into `out`, reusing its memory (a snapshot taken every iteration).
+  void state_into(std::string& out) const;
   void set_state(const std::string& state);
 
  private:

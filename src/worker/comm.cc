@@ -212,6 +212,11 @@ std::string Comm::codec_state() const {
   return codec_->state();
 }
 
+void Comm::codec_state_into(std::string& out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  codec_->state_into(out);
+}
+
 void Comm::set_codec_state(const std::string& state) {
   std::lock_guard<std::mutex> lock(mu_);
   codec_->set_state(state);

@@ -141,6 +141,7 @@ class Comm : public model::UnitObserver {
   // The codec's state (compress/push_codec.h), for a worker that stops and takes up again;
   // set before the first push (InvalidInput when it does not fit the job's codec).
   std::string codec_state() const;
+  void codec_state_into(std::string& out) const;  // reusing out's memory
   void set_codec_state(const std::string& state);
 
   // Measurements of the last iteration.

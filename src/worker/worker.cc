@@ -417,6 +417,14 @@ std::string take_up_codec_state(const WorkerOptions& o, std::int64_t first, Comm
   return path;
 }
 
+// Under BSP the PS may end the job a round before this worker's last iteration (the others
+// stopped first: ps/server.cc): the codec's state before each iteration, into the memory
+// of the one before.
+void snapshot_codec_state(const Comm& comm, std::int64_t it, SavedCodecState::At& before_last) {
+  comm.codec_state_into(before_last.state);
+  before_last.next_iteration = it;
+}
+
 // Saves the codec's state to take up again where it stopped (path "": nothing to keep), and
 // the one before its last iteration when there is one.
 void keep_codec_state(const std::string& path, const WorkerOptions& o, std::int64_t next,
@@ -696,12 +704,10 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   model->train(true);
   Clock::time_point iteration_start{};
   std::int64_t last_round = -1;  // the PS's iteration of the last step begun
-  // BSP: the codec's state before the last iteration begun, kept in case the PS stops the
-  // job before that iteration's round (codec_state.h).
-  SavedCodecState::At before_last;
+  SavedCodecState::At before_last;  // BSP: the codec's state before the last iteration
   for (std::int64_t it = first; it < share.total; ++it) {
     if (stops_before(o, it, first, result)) break;  // request_stop: goodbye, with what it has
-    if (!codec_state.empty() && o.sync == "bsp") before_last = {it, comm.codec_state()};
+    if (!codec_state.empty() && o.sync == "bsp") snapshot_codec_state(comm, it, before_last);
     const int epoch = static_cast<int>(it / share.steps_per_epoch) + 1;
     const std::int64_t step = it % share.steps_per_epoch;
     if (step == 0 || it == first) order = begin_epoch(o, share, epoch, it, log);
