@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Writes a torchvision ResNet or MobileNetV2 as a TorchScript file that dynacomm trains (--model FILE.pt).
 
-dynacomm's units are a TorchScript module's top-level children, run in order, so the
-network goes in an nn.Sequential whose entries keep torchvision's names (conv1, bn1, ...,
+dynacomm's units are a TorchScript module's top-level children, run in order (or those
+its `units: List[str]` attribute names), so the network goes in an nn.Sequential whose entries keep torchvision's names (conv1, bn1, ...,
 layer4, avgpool, flatten, fc): the state_dict keys stay torchvision's. For inputs under 64
 pixels the stem is the one dynacomm's zoo uses (3x3, stride 1, no max-pool).
 

@@ -1,13 +1,15 @@
 // A model from a TorchScript file: the user's own architecture in the C++ worker.
 //
-// Units are the module's top-level children in order (an nn.Sequential's entries); each
-// child with parameters is one unit, and children without (ReLU, pooling, Flatten) run
-// between them. The forward pass is the children applied in order, so the worker can hold
-// a unit until its parameters have arrived, exactly as for the zoo; at load time that is
-// checked against the module's own forward() on a zero batch.
+// Units are the module's top-level children in order (an nn.Sequential's entries), or the
+// children its `units` attribute names, in that order (a List[str], as the Python door
+// reads it: python/dynacomm/worker.py); each child with parameters is one unit, and
+// children without (ReLU, pooling, Flatten) run between them. The forward pass is the children
+// applied in order, so the worker can hold a unit until its parameters have arrived, exactly as for
+// the zoo; at load time that is checked against the module's own forward() on a zero batch.
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/serialization/import.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -21,7 +23,7 @@ namespace {
 
 const char* const kHowTo =
     " (units are the module's top-level children, run in order: export an nn.Sequential, "
-    "e.g. with examples/torchscript_model.py)";
+    "e.g. with examples/torchscript_model.py, or name them in a `units: List[str]` attribute)";
 
 std::string first_line(const std::string& text) {
   const auto end = text.find('\n');
@@ -53,6 +55,45 @@ struct Step {
   int unit = -1;  // -1: a child without parameters
 };
 
+// The children the forward pass runs, in order: those the `units` attribute names, or all.
+// A child left out must hold no parameters (they would be trained by nobody).
+std::vector<torch::jit::NameModule> forward_children(const torch::jit::Module& root,
+                                                     const std::string& path) {
+  std::vector<torch::jit::NameModule> all;
+  for (const auto& child : root.named_children()) all.push_back(child);
+  if (!root.hasattr("units")) return all;
+  const c10::IValue units = root.attr("units");
+  std::string names;
+  for (const auto& c : all) names += (names.empty() ? "" : ", ") + c.name;
+  if (!units.isList())
+    throw InvalidInput("model file " + path + ": its `units` attribute is a " +
+                       units.type()->str() + ", not a List[str] of child names (" + names + ")");
+  std::vector<torch::jit::NameModule> listed;
+  for (const c10::IValue& u : units.toListRef()) {
+    if (!u.isString())
+      throw InvalidInput("model file " + path + ": its `units` attribute holds a " +
+                         u.type()->str() + ", not a child's name (" + names + ")");
+    const std::string name = u.toStringRef();
+    const auto it =
+        std::find_if(all.begin(), all.end(), [&](const auto& c) { return c.name == name; });
+    if (it == all.end())
+      throw InvalidInput("model file " + path + ": units: '" + name +
+                         "' is not a child of the module (children: " + names + ")");
+    if (std::any_of(listed.begin(), listed.end(), [&](const auto& c) { return c.name == name; }))
+      throw InvalidInput("model file " + path + ": units: '" + name + "' is listed twice");
+    listed.push_back(*it);
+  }
+  for (const auto& c : all) {
+    const bool in =
+        std::any_of(listed.begin(), listed.end(), [&](const auto& l) { return l.name == c.name; });
+    for (const auto& p : c.value.named_parameters(/*recurse=*/true))
+      if (!in)
+        throw InvalidInput("model file " + path + ": parameter " + c.name + "." + p.name +
+                           " is in no unit: list '" + c.name + "' in the module's `units`");
+  }
+  return listed;
+}
+
 // The children as steps, and each unit's parameter tensors; refuses what cannot be units.
 std::vector<Step> split_units(const torch::jit::Module& root, const std::string& path,
                               Model::Impl& impl) {
@@ -62,7 +103,7 @@ std::vector<Step> split_units(const torch::jit::Module& root, const std::string&
   std::vector<Step> steps;
   std::vector<std::vector<torch::Tensor>> unit_parameters;
   std::map<const void*, std::string> owner;  // each parameter's first name: tied ones repeat
-  for (const auto& child : root.named_children()) {
+  for (const auto& child : forward_children(root, path)) {
     Step step{child.value, -1};
     std::vector<torch::Tensor> params;
     for (const auto& p : child.value.named_parameters(/*recurse=*/true)) {

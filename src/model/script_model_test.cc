@@ -157,6 +157,68 @@ TEST_F(ScriptModel, ExportIsTheModuleWithTheTrainedParameters) {
   EXPECT_TRUE(torch::equal(back.forward({x}).toTensor(), m->forward(x)));
 }
 
+// A module whose children are declared out of forward order, with a helper child the
+// forward pass does not use: its `units` list (List[str], as the Python door reads it) names
+// the children to run, in order; the model is lenet5's, bit for bit.
+Module listed_lenet5(const std::vector<std::string>& order) {
+  Module root = new_module();
+  Module plain = lenet5();
+  for (const char* name :
+       {"fc3", "relu2", "fc2", "relu1", "fc1", "pool2", "conv2", "pool1", "conv1"})
+    root.register_module(name, plain.attr(name).toModule());
+  root.register_module("debug", function("x * 0.0"));
+  c10::List<std::string> units;
+  for (const auto& name : order) units.push_back(name);
+  root.register_attribute("units", c10::ListType::ofStrings(), units);
+  root.define(
+      "def forward(self, x):\n"
+      "  x = self.pool2.forward(self.conv2.forward(self.pool1.forward(self.conv1.forward(x))))\n"
+      "  x = self.fc2.forward(self.relu1.forward(self.fc1.forward(x)))\n"
+      "  return self.fc3.forward(self.relu2.forward(x))\n");
+  return root;
+}
+
+TEST_F(ScriptModel, AUnitsListNamesTheChildrenToRunInOrder) {
+  const std::vector<std::string> order = {"conv1", "pool1", "conv2", "pool2", "fc1",
+                                          "relu1", "fc2",   "relu2", "fc3"};
+  auto m = make_model({save(listed_lenet5(order)), InputShape{1, 28, 28}, 10, 1});
+  ASSERT_EQ(m->num_units(), 5);
+  const std::vector<std::string> names = {"conv1", "conv2", "fc1", "fc2", "fc3"};
+  for (int u = 0; u < 5; ++u) EXPECT_EQ(m->units()[u].name, names[u]);
+  auto zoo = make_model({"lenet5", InputShape{1, 28, 28}, 10, 7});
+  m->set_flat_params(zoo->flat_params());
+  torch::manual_seed(3);
+  const torch::Tensor x = torch::randn({8, 1, 28, 28});
+  const torch::Tensor y = torch::randint(0, 10, {8});
+  sgd_step(*zoo, x, y);
+  sgd_step(*m, x, y);
+  EXPECT_EQ(zoo->flat_params(), m->flat_params());
+
+  std::vector<std::string> swapped = order;
+  std::swap(swapped[0], swapped[2]);
+  EXPECT_NE(refusal(save(listed_lenet5(swapped), "swapped.pt")).find("cannot take an input"),
+            std::string::npos);
+  std::vector<std::string> missing = order;
+  missing.pop_back();
+  EXPECT_NE(refusal(save(listed_lenet5(missing), "missing.pt"))
+                .find("parameter fc3.weight is in no unit: list 'fc3' in the module's `units`"),
+            std::string::npos);
+  std::vector<std::string> unknown = order;
+  unknown.push_back("head");
+  EXPECT_NE(refusal(save(listed_lenet5(unknown), "unknown.pt"))
+                .find("units: 'head' is not a child of the module (children: fc3, relu2"),
+            std::string::npos);
+  std::vector<std::string> twice = order;
+  twice.push_back("fc3");
+  EXPECT_NE(refusal(save(listed_lenet5(twice), "twice.pt")).find("units: 'fc3' is listed twice"),
+            std::string::npos);
+  Module not_names = lenet5();
+  not_names.register_attribute("units", c10::IntType::get(), 3);
+  EXPECT_NE(
+      refusal(save(not_names, "int.pt")).find("its `units` attribute is a int, not a List[str]"),
+      std::string::npos);
+}
+
 TEST_F(ScriptModel, RefusesWhatCannotBeUnitsAndSaysWhatToChange) {
   const std::string garbage = dir_ + "/garbage.pt";
   std::ofstream(garbage) << "not a zip";
