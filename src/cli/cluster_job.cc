@@ -180,6 +180,9 @@ void validate_job(const JobFlags& job, const std::vector<JobFlags>& per_worker) 
     o.ring_store = "127.0.0.1:1";  // the same (--arch allreduce, gossip)
     o.rank = static_cast<int>(r);
     o.validate();
+    const bool same_as_first = r > 0 && per_worker[r].model == per_worker[0].model &&
+                               per_worker[r].data_dir == per_worker[0].data_dir;
+    if (!same_as_first) o.check_model_fits_data();  // once: it loads the training set
   }
 }
 

@@ -108,8 +108,9 @@ void WorkerOptions::validate() const {
   } catch (const InvalidInput& e) {
     throw InvalidInput(std::string("worker: --data-dir: ") + e.what());
   }
-  // A TorchScript file is checked against the data's shape and classes here, before a
-  // process starts, rather than by every worker once the PS waits for them.
+}
+
+void WorkerOptions::check_model_fits_data() const {
   if (model::is_model_file(model))
     (void)model_for(*this, data::load_dataset(data_dir, data::Split::kTrain));
 }

@@ -140,6 +140,10 @@ struct WorkerOptions {
   std::shared_ptr<ExternalStep> external;
 
   void validate() const;  // throws InvalidInput naming the option
+  // A TorchScript file against the data's shape and classes (it loads the training set):
+  // for a launcher, before any process starts; a worker meets the same error as it builds
+  // its model. InvalidInput saying what does not fit.
+  void check_model_fits_data() const;
   void validate_ring() const;  // --arch allreduce's and gossip's options
 };
 
