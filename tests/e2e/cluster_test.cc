@@ -561,7 +561,12 @@ TEST_F(ClusterTest, BenchComparesSyncModesWithAStraggler) {
   const std::string backup = read_file(out + "/backup-1/ps.log");
   const auto at = backup.find("--sync backup:1: ");
   ASSERT_NE(at, std::string::npos) << backup;
-  EXPECT_GT(std::atoi(backup.c_str() + at + 17), 0) << backup;  // late pushes dropped
+  // Late pushes dropped; unless worker 2, whose start the other tests' load slowed too, said
+  // hello only once the others had made the job's rounds (seen in CI): then it joined the
+  // running job, and nothing of it was late.
+  if (backup.find("rank 2 joined the running job") == std::string::npos) {
+    EXPECT_GT(std::atoi(backup.c_str() + at + 17), 0) << backup;
+  }
   EXPECT_NE(read_file(dir_ + "/sync.log").find("under --sync asp the job ends with it"),
             std::string::npos);
   for (const char* f : {"sync.md", "sync.csv", "sync.svg"})
