@@ -11,7 +11,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 UNITS = [12, 4, 40]  # bytes of a 3-unit model
 JOB = json.dumps({"model": "fake", "workers": 2, "unit_bytes": UNITS, "total_iterations": 3}).encode()
 (HELLO, INIT, PULL, PULL_REPLY, PUSH, ERROR, SHUTDOWN, ACK, PLANS, REPLAN, JOB_CONFIG,
- HEARTBEAT) = range(1, 13)
+ HEARTBEAT, CHECKPOINT) = range(1, 14)
+PROTOCOL = 11  # net/wire.h's kProtocolVersion
 
 
 def rec(peer, mtype, sender, it=0, first=0, last=0, flags=0, payload=b""):
@@ -30,7 +31,7 @@ def floats(first, last, value):
 
 def frame(mtype, sender, it, first, last, payload=b"", flags=0):
     """A wire frame as net/wire.h lays it out, checksums and all."""
-    h = struct.pack("<IHHiHHqIIQIQQQQq", 0x434E5944, 10, mtype, sender, 0, flags, it, first, last,
+    h = struct.pack("<IHHiHHqIIQIQQQQq", 0x434E5944, PROTOCOL, mtype, sender, 0, flags, it, first, last,
                     len(payload), zlib.crc32(payload), 0, 0, 0, 0, 0)
     return h + struct.pack("<I", zlib.crc32(h)) + payload
 
@@ -65,12 +66,13 @@ def main():
                              rec(0, PULL, 0, 7, 0, 2), rec(0, PUSH, 0, 0, 0, 0, payload=floats(0, 0, float("nan"))),
                              rec(0, HELLO, 0, payload=b'{"model":"fake","workers":2,"unit_bytes":[-4,8]}'),
                              rec(0, PLANS, 0, payload=b"[" * 100), rec(1, ERROR, 1, payload=b"gone"),
-                             raw(2, b"junk" * 10), rec(3, JOB_CONFIG, 0)]),
+                             raw(2, b"junk" * 10), rec(3, JOB_CONFIG, 0), rec(1, CHECKPOINT, 1, 4)]),
     }
     wire = {
         "push": bytes([0]) + frame(PUSH, 1, 2, 0, 1, floats(0, 1, 0.25)),
         "pull": bytes([0]) + frame(PULL, 0, 1, 0, 2, flags=1),
         "ack": bytes([0]) + frame(ACK, -1, 1, 0, 0, b"\0" * 24),
+        "checkpoint": bytes([0]) + frame(CHECKPOINT, -1, 30, 0, 0),
         "hello": bytes([1]) + JOB,
         "config": bytes([2]) + json.dumps({"settings": [["--lr", "0.05"]]}).encode(),
         "offer": bytes([3]) + offer(0),

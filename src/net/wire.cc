@@ -78,6 +78,8 @@ const char* to_string(MessageType t) {
       return "job-config";
     case MessageType::kHeartbeat:
       return "heartbeat";
+    case MessageType::kCheckpoint:
+      return "checkpoint";
   }
   return "unknown";
 }
@@ -153,7 +155,7 @@ DecodeResult decode(const void* data, std::size_t size, const WireLimits& limits
 
   Header& h = r.header;
   const auto type = get<std::uint16_t>(p + 6);
-  if (type < 1 || type > 12) return fail("unknown message type " + std::to_string(type));
+  if (type < 1 || type > 13) return fail("unknown message type " + std::to_string(type));
   h.type = static_cast<MessageType>(type);
   h.sender = static_cast<std::int32_t>(get<std::uint32_t>(p + 8));
   const auto codec = get<std::uint16_t>(p + 12);

@@ -25,7 +25,7 @@
 namespace dynacomm::net {
 
 constexpr std::uint32_t kMagic = 0x434E5944;  // "DYNC" little-endian
-constexpr std::uint16_t kProtocolVersion = 10;
+constexpr std::uint16_t kProtocolVersion = 11;
 constexpr std::size_t kHeaderBytes = 88;
 constexpr std::uint64_t kMaxArrivedUs = 1ull << 53;  // decode refuses larger stamps
 
@@ -55,6 +55,9 @@ enum class MessageType : std::uint16_t {
   // Worker -> PS, every second from its communication thread: it is alive (payload: none).
   // The PS drops a worker it has heard nothing from for its --peer-timeout.
   kHeartbeat = 12,
+  // PS -> every worker: a checkpoint of `iteration` is on disk (payload: none). Rank 0
+  // writes model.pt of that iteration beside it, with its batch-norm statistics.
+  kCheckpoint = 13,
 };
 const char* to_string(MessageType t);
 

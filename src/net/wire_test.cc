@@ -156,8 +156,11 @@ TEST(Wire, RejectsMalformedFields) {
   EXPECT_EQ(error_of(with(Header{MessageType::kHeartbeat, 1, 0, 0, 0}, 0)), "");
   EXPECT_EQ(error_of(with(Header{MessageType::kHeartbeat, 1, 0, 0, 0}, 1)),
             "heartbeat message carries an unexpected payload");
-  EXPECT_EQ(error_of(with(Header{static_cast<MessageType>(13), 1, 3, 0, 0}, 0)),
-            "unknown message type 13");
+  EXPECT_EQ(error_of(with(Header{MessageType::kCheckpoint, -1, 30, 0, 0}, 0)), "");
+  EXPECT_EQ(error_of(with(Header{MessageType::kCheckpoint, -1, 30, 0, 0}, 8)),
+            "checkpoint message carries an unexpected payload");
+  EXPECT_EQ(error_of(with(Header{static_cast<MessageType>(14), 1, 3, 0, 0}, 0)),
+            "unknown message type 14");
   h = Header{MessageType::kPullRequest, 1, 0, 0, 0};
   h.flags = kFlagInOrder;
   EXPECT_EQ(error_of(with(h, 0)), "");

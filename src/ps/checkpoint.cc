@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -110,6 +111,14 @@ void fsync_path(const std::string& path, int flags) {
 }
 
 }  // namespace
+
+void make_checkpoint_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw InvalidInput("checkpoint folder " + dir + ": " +
+                       (ec ? ec.message() : std::string("not a folder")));
+}
 
 std::string write_checkpoint(const std::string& dir, const Checkpoint& c, int keep) {
   const std::string bytes = encode(c);

@@ -34,6 +34,9 @@ struct Checkpoint {
   std::vector<ParameterStore::UnitState> units;
 };
 
+// Makes dir (and the folders above it) when missing; InvalidInput naming it when it cannot
+// be made or is not a folder.
+void make_checkpoint_dir(const std::string& dir);
 // Returns the file written. Error naming the path when the disk refuses.
 std::string write_checkpoint(const std::string& dir, const Checkpoint& c, int keep);
 // InvalidInput naming the path and what is wrong (truncated, checksum, layout).

@@ -63,6 +63,23 @@ TEST_F(CheckpointTest, RoundTripsBitForBitAndKeepsTheNewest) {
 
 // A checkpoint cut short (the PS killed mid-write on a filesystem without atomic rename,
 // a full disk) or with a flipped bit is refused, naming why, and the one before is used.
+// The PS makes its --checkpoint-dir when it starts, so its first checkpoint has a place
+// (before, a missing folder meant every checkpoint failed while the job ran on).
+TEST_F(CheckpointTest, TheFolderIsMadeWhenMissingAndAFileInItsPlaceIsRefused) {
+  const std::string nested = dir_ + "/a/b";
+  make_checkpoint_dir(nested);
+  EXPECT_NO_THROW(write_checkpoint(nested, at(4, 1), 3));
+  EXPECT_EQ(read_checkpoint(checkpoint_files(nested).front()).iteration, 4);
+  make_checkpoint_dir(nested);  // there already: nothing to do
+  std::ofstream(dir_ + "/file") << "x";
+  try {
+    make_checkpoint_dir(dir_ + "/file");
+    ADD_FAILURE() << "a file taken for a folder";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find(dir_ + "/file"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(CheckpointTest, ATruncatedOrCorruptCheckpointIsRefusedAndThePreviousUsed) {
   write_checkpoint(dir_, at(10, 1), 3);
   write_checkpoint(dir_, at(20, 2), 3);

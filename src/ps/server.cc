@@ -597,6 +597,8 @@ void PsServer::Impl::maybe_checkpoint(bool final) {
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - now).count();
     log("checkpoint of iteration " + std::to_string(at) + ": " + path + " (" +
         std::to_string(static_cast<int>(ms)) + " ms)");
+    // Before the pulls of `at` are answered: rank 0 hears of it within that iteration.
+    to_every_worker(net::MessageType::kCheckpoint, at, "");
   } catch (const Error& e) {  // the job goes on; the previous checkpoint stays
     log_drop(e.what());
   }
@@ -988,6 +990,7 @@ PsServer::PsServer(const ServerOptions& options, bool socket) : impl_(std::make_
   impl_->agreement = std::make_unique<PlanAgreement>(
       options.workers, [impl = impl_.get()](const std::string& line) { impl->log(line); });
   if (options.resume) impl_->resume();
+  if (!options.checkpoint_dir.empty()) make_checkpoint_dir(options.checkpoint_dir);
 }
 
 PsServer::~PsServer() { stop(); }

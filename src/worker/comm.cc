@@ -711,6 +711,9 @@ void Comm::take(net::Message m) {
       cv_.notify_all();
       return;
     }
+    case net::MessageType::kCheckpoint:
+      if (m.header.iteration > checkpoint_.load()) checkpoint_.store(m.header.iteration);
+      return;
     default:
       return;  // nothing else is meant for a running worker
   }

@@ -133,6 +133,8 @@ class Comm : public model::UnitObserver {
   void set_link(double down_bps, double up_bps, double latency_ms);
   void set_device_slowdown(double factor);
   double latency_ms() const;  // as now emulated
+  // The iteration of the PS's newest checkpoint it has told of (net::kCheckpoint); -1: none.
+  std::int64_t newest_checkpoint() const { return checkpoint_.load(); }
   // With --compress auto: each unit's method (an index into the job's, compress/push_codec.h)
   // for the pushes built from now on; before any call, every unit goes dense (index 0).
   // InvalidInput for a wrong count or index.
@@ -223,6 +225,7 @@ class Comm : public model::UnitObserver {
   // Any thread, without a lock.
   std::atomic<double> slowdown_;
   std::atomic<double> latency_now_;  // the latency as last set
+  std::atomic<std::int64_t> checkpoint_{-1};
 
   // The communication thread's own: the transport with its emulated link, the codec.
   std::unique_ptr<compress::PushCodec> codec_;   // pushes encoded

@@ -54,8 +54,11 @@ Joined join_job(net::Transport& conn, const WorkerOptions& o, const JobShape& sh
   for (int i = 0; i < 5; ++i) {  // the real per-message cost of this transport, measured
     const auto t0 = Clock::now();
     conn.send(net::Header{net::MessageType::kHello, o.rank, 0, 0, 0}, hello.data(), hello.size());
-    const net::Message welcome =
-        conn.receive(o.timeout, "the PS's welcome (is `dynacomm ps` running at " + o.ps + "?)");
+    net::Message welcome;
+    do  // a running job's news of a checkpoint may come before the welcome: not for a joiner
+      welcome =
+          conn.receive(o.timeout, "the PS's welcome (is `dynacomm ps` running at " + o.ps + "?)");
+    while (welcome.header.type == net::MessageType::kCheckpoint);
     const auto t1 = Clock::now();
     ping_ms.push_back(ms_between(t0, t1));
     if (welcome.header.type != net::MessageType::kHello)

@@ -11,7 +11,8 @@
 
 namespace dynacomm::worker::testing {
 
-WorkerResult run_ps_job(const WorkerOptions& job, int workers) {
+WorkerResult run_ps_job(const WorkerOptions& job, int workers,
+                        const std::function<void(ps::ServerOptions&)>& ps_options) {
   static int jobs = 0;
   ps::ServerOptions so;
 #if defined(__SANITIZE_THREAD__)
@@ -32,6 +33,7 @@ WorkerResult run_ps_job(const WorkerOptions& job, int workers) {
   so.seed = job.seed;
   so.timeout = job.timeout;
   so.log = [](const std::string&) {};
+  if (ps_options) ps_options(so);
   ps::PsServer server(so);
   server.start();
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(workers));

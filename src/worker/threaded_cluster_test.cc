@@ -6,11 +6,17 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include "model/model.h"
 #include "plan/planners/planner.h"
+#include "ps/checkpoint.h"
 #include "ps/server.h"
 #include "train/local_training.h"
 #include "worker/test_cluster.h"
@@ -130,6 +136,50 @@ TEST(ThreadedCluster, AutoRunsTheStrategyPredictedFastestForTheJob) {
   ASSERT_EQ(ms.size(), 4u) << r.scheduler_choice;
   for (std::size_t i = 1; i < ms.size(); ++i) EXPECT_LE(ms[0], ms[i]) << r.scheduler_choice;
   EXPECT_TRUE(r.final_weights == run_job(short_job("lenet5", "sequential"), 2));
+}
+
+// model.pt of a PS checkpoint's parameters, as `dynacomm export --checkpoint` writes it.
+std::string export_of(const ps::Checkpoint& c) {
+  model::ModelOptions mo;
+  mo.name = c.job.model;
+  const auto m = model::make_model(mo);
+  std::vector<float> flat;
+  for (const auto& u : c.units) flat.insert(flat.end(), u.params.begin(), u.params.end());
+  m->set_flat_params(flat);
+  return m->export_pt();
+}
+
+// While the job runs, rank 0's run folder holds model.pt of the PS's newest checkpoint: the
+// PS tells of each before it answers that iteration's pulls, so rank 0 writes the file at
+// the end of that very iteration, with the checkpoint's parameters exactly (lenet5 has no
+// batch-norm statistics: byte for byte the checkpoint's export), under a full-duplex plan
+// whose next pulls arrive early too.
+TEST(ThreadedCluster, RankZeroKeepsModelPtOfThePsNewestCheckpoint) {
+  for (const std::string scheduler : {"sequential", "dynacomm-fd"}) {
+    const std::string dir = ::testing::TempDir() + "checkpoint_model_" + scheduler;
+    std::filesystem::remove_all(dir);
+    WorkerOptions job = short_job("lenet5", scheduler);
+    job.iterations = 8;
+    job.out_dir = dir + "/run";
+    const WorkerResult r = testing::run_ps_job(job, 2, [&](ps::ServerOptions& so) {
+      so.checkpoint_dir = dir + "/ckpt";
+      so.checkpoint_every = 3;
+      so.checkpoint_keep = 5;
+    });
+    EXPECT_EQ(r.checkpoint_model_iteration, 6) << scheduler;
+    std::map<std::int64_t, std::string> exports;
+    for (const std::string& f : ps::checkpoint_files(dir + "/ckpt")) {
+      const ps::Checkpoint c = ps::read_checkpoint(f);
+      exports[c.iteration] = export_of(c);
+    }
+    ASSERT_EQ(exports.size(), 3u) << scheduler;  // 3, 6 and the end's 8
+    std::ifstream in(dir + "/run/model.pt", std::ios::binary);
+    const std::string written{std::istreambuf_iterator<char>(in), {}};
+    EXPECT_TRUE(written == exports[6]) << scheduler << ": model.pt is not checkpoint 6's";
+    EXPECT_FALSE(exports[6] == exports[3]);
+    EXPECT_FALSE(exports[6] == exports[8]);
+    std::filesystem::remove_all(dir);
+  }
 }
 
 // One worker through the PS equals training in one process, bit for bit.

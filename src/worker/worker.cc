@@ -21,6 +21,7 @@
 #include "net/endpoint.h"
 #include "plan/model/gossip.h"
 #include "plan/model/simulate.h"
+#include "report/run_folder.h"
 #include "train/local_training.h"
 #include "worker/calibration.h"
 #include "worker/codec_state.h"
@@ -365,6 +366,31 @@ IterationRecord record_of(std::int64_t it, int epoch, double loss, const Comm& c
 bool evaluates_after(const WorkerOptions& o, std::int64_t it, bool epoch_end, std::int64_t total) {
   if (o.rank != 0 || it + 1 >= total || o.external) return false;  // external: the caller's
   return epoch_end || (o.eval_every > 0 && (it + 1) % o.eval_every == 0);
+}
+
+// Rank 0 after the step of iteration `it` (the PS's `round`), with the job's weights, not
+// the device's: the test set's accuracy when due (the last epoch's comes after the final
+// update, outside its time), and model.pt once the model holds the weights of the PS's
+// newest checkpoint (the step of its iteration; one after it when the news came late), with
+// this worker's batch-norm statistics, which no PS checkpoint has.
+void rank0_after_step(const WorkerOptions& o, std::int64_t it, std::int64_t round, bool epoch_end,
+                      std::int64_t total, const Comm& comm, LocalSteps& locals, model::Model& model,
+                      const data::Dataset* test, RunLog& log, WorkerResult& result) {
+  if (evaluates_after(o, it, epoch_end, total))
+    locals.with_round_weights(
+        [&] { evaluate_now(model, *test, o, log, result, false, epoch_end, false); });
+  const std::int64_t checkpoint = comm.newest_checkpoint();
+  if (o.rank != 0 || o.out_dir.empty() || o.external ||
+      checkpoint <= result.checkpoint_model_iteration || checkpoint > round)
+    return;
+  result.checkpoint_model_iteration = round;
+  try {  // like the PS's checkpoint: a full disk does not stop the job
+    locals.with_round_weights(
+        [&] { report::RunFolder(o.out_dir).write_text("model.pt", model.export_pt()); });
+  } catch (const Error& e) {
+    log.bar_finish(std::string("model.pt of iteration ") + std::to_string(round) +
+                   " not written: " + e.what());
+  }
 }
 
 // Rank 0 ends the job: the final parameters, then the test set's accuracy of them. The last
@@ -771,11 +797,8 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
                                                record_of(it, epoch, l, comm, plan, plan_id, change),
                                                comm, forward_end, iteration_start, unit_names));
     log.iteration_done(result, step, it < o.warmup ? "warm-up" : "training");
-    // The last epoch's evaluation comes after the final update (below), outside its time.
-    const bool epoch_end = step + 1 == share.steps_per_epoch;
-    if (evaluates_after(o, it, epoch_end, share.total))  // the job's weights, not the device's
-      locals.with_round_weights(
-          [&] { evaluate_now(*model, *test, o, log, result, false, epoch_end, false); });
+    rank0_after_step(o, it, round, step + 1 == share.steps_per_epoch, share.total, comm, locals,
+                     *model, test.get(), log, result);
   }
   if (result.interrupted_at >= 0) say_interrupted(o, result, progress);
   if (o.rank == 0)

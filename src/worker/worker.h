@@ -180,6 +180,7 @@ struct WorkerResult {
   double test_accuracy = 0;                 // rank 0: of the final weights
   std::vector<float> final_weights;         // rank 0
   std::string state_dict;                   // rank 0: model.pt (Model::export_pt)
+  std::int64_t checkpoint_model_iteration = -1;  // rank 0: of model.pt at a PS checkpoint
   std::int64_t interrupted_at = -1;         // stopped before this iteration (request_stop); -1: not
   // The iteration a worker taking up this run would start at.
   std::int64_t next_iteration(std::int64_t total) const {

@@ -187,12 +187,13 @@ std::vector<int> processes_mentioning(const std::string& needle) {
 }
 
 // SIGKILL of `dynacomm train` takes its PS and workers with it: nothing is left training
-// unsupervised.
+// unsupervised. What it learned is kept: the PS's checkpoints, and rank 0's model.pt of
+// the newest (a zip archive, as torch.save writes).
 TEST_F(ClusterTest, KillingTheLauncherTakesItsProcessesWithIt) {
   const std::string out = dir_ + "/killed";
   const std::string sh = std::string(DYNACOMM_EXE) +
                          " train --epochs 50 --train-samples 1000 --test-samples 100"
-                         " --down 1gbit --latency 1ms --out " +
+                         " --checkpoint-every 5 --down 1gbit --latency 1ms --out " +
                          out + " > " + dir_ + "/killed.log 2>&1 & echo $! > " + dir_ +
                          "/killed.pid";
   ASSERT_EQ(std::system(("sh -c '" + sh + "'").c_str()), 0);
@@ -201,10 +202,12 @@ TEST_F(ClusterTest, KillingTheLauncherTakesItsProcessesWithIt) {
   // Running once the PS and both workers are up (the workers' status files are written).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline &&
-         processes_mentioning(out).size() < 4)  // launcher, PS, two workers
+         (processes_mentioning(out).size() < 4 ||  // launcher, PS, two workers
+          read_file(out + "/model.pt").empty()))
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_EQ(processes_mentioning(out).size(), 4u) << read_file(dir_ + "/killed.log");
   ASSERT_EQ(::kill(launcher, SIGKILL), 0);
+  EXPECT_EQ(read_file(out + "/model.pt").substr(0, 2), "PK") << read_file(dir_ + "/killed.log");
   const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < gone_by && !processes_mentioning(out).empty())
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
