@@ -164,6 +164,7 @@ struct PsServer::Impl {
   // iteration apart), no round is made of some workers' pushes only, and the job stops at
   // a round every worker's saved state belongs to.
   std::map<int, std::int64_t> departed;
+  std::map<int, std::int64_t> last_pushed;  // rank -> the newest round it pushed
   std::set<int> ever_joined;
   std::map<std::string, std::string> left_behind;  // a dropped peer -> why, until it hears it
 
@@ -843,6 +844,8 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
                              " has NaN or infinite gradients; not applied (has training "
                              "diverged? a lower --lr may help)");
         std::vector<int> advanced = store->push(h.sender, first, last, h.iteration, grads);
+        std::int64_t& pushed = last_pushed.try_emplace(h.sender, h.iteration).first->second;
+        pushed = std::max(pushed, h.iteration);
         if (chooser) follow_backups(h.sender, h.iteration, first, last, advanced);
         for (int u : advanced) advance_pulls(u);
         newest = std::max(newest, h.iteration);
@@ -886,7 +889,11 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         // A rank that stops before the job's end (interrupted, a target reached) leaves
         // no other waiting for pushes it will not make: once one needs them (answer_pulls),
         // their updates go on without it.
-        departed[h.sender] = h.iteration;
+        // No later than the round after its newest push here (pushes come before the
+        // goodbye on its connection): a goodbye naming a far-off round would hold the
+        // others' rounds back for pushes never sent.
+        departed[h.sender] = std::min(
+            h.iteration, last_pushed.count(h.sender) ? last_pushed[h.sender] + 1 : newest + 1);
         break;
       case net::MessageType::kHeartbeat:  // seen, below
         break;

@@ -1176,6 +1176,25 @@ TEST(PsCluster, WorkersStoppingARoundApartEndTheJobAtTheRoundAllMade) {
   EXPECT_NE(job(true, true), both_at_1) << "rank 0 went on: round 1 is its push";
 }
 
+// A goodbye naming a round far past the job's (a confused or hostile worker) does not hold
+// the others' rounds back: the PS takes it as the round after the newest it has seen, so a
+// remaining worker's pull past that round goes on without it.
+TEST(PsCluster, AGoodbyeNamingAFarOffRoundHoldsNoRoundBack) {
+  PsServer ps(server_options(2));
+  ps.start();
+  auto c = joined(ps, 2);
+  send_init_and_wait(*c[0]);
+  for (int r = 0; r < 2; ++r) hostile::push(*c[r], r, 0, 0, 3, 1.0f);
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(hostile::answer(*c[r]), "a push-ack");
+  c[1]->send(Header{MessageType::kShutdown, 1, std::int64_t{1} << 40, 0, 0}, nullptr, 0);
+  hostile::push(*c[0], 0, 1, 0, 3, 2.0f);
+  EXPECT_EQ(hostile::answer(*c[0]), "a push-ack");
+  c[0]->send(Header{MessageType::kPullRequest, 0, 2, 0, 3}, nullptr, 0);
+  EXPECT_EQ(hostile::answer(*c[0]), "a pull-reply") << "round 1 waits for rank 1's far-off round";
+  c[0]->send(Header{MessageType::kShutdown, 0, 2, 0, 0}, nullptr, 0);
+  EXPECT_EQ(ps_error(ps), "");
+}
+
 // CURVE: only keys on the allow-list get in, each only as the rank it was admitted for; an
 // unknown key, a plaintext client and a client pinning the wrong server key are refused
 // and logged, and get nothing.
