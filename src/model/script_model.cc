@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "base/error.h"
 #include "model/model_impl.h"
@@ -69,6 +70,7 @@ std::vector<torch::jit::NameModule> forward_children(const torch::jit::Module& r
     throw InvalidInput("model file " + path + ": its `units` attribute is a " +
                        units.type()->str() + ", not a List[str] of child names (" + names + ")");
   std::vector<torch::jit::NameModule> listed;
+  std::set<std::string> seen;
   for (const c10::IValue& u : units.toListRef()) {
     if (!u.isString())
       throw InvalidInput("model file " + path + ": its `units` attribute holds a " +
@@ -79,18 +81,15 @@ std::vector<torch::jit::NameModule> forward_children(const torch::jit::Module& r
     if (it == all.end())
       throw InvalidInput("model file " + path + ": units: '" + name +
                          "' is not a child of the module (children: " + names + ")");
-    if (std::any_of(listed.begin(), listed.end(), [&](const auto& c) { return c.name == name; }))
+    if (!seen.insert(name).second)
       throw InvalidInput("model file " + path + ": units: '" + name + "' is listed twice");
     listed.push_back(*it);
   }
-  for (const auto& c : all) {
-    const bool in =
-        std::any_of(listed.begin(), listed.end(), [&](const auto& l) { return l.name == c.name; });
-    for (const auto& p : c.value.named_parameters(/*recurse=*/true))
-      if (!in)
+  for (const auto& c : all)
+    if (!seen.count(c.name))
+      for (const auto& p : c.value.named_parameters(/*recurse=*/true))
         throw InvalidInput("model file " + path + ": parameter " + c.name + "." + p.name +
                            " is in no unit: list '" + c.name + "' in the module's `units`");
-  }
   return listed;
 }
 

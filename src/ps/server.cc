@@ -242,6 +242,7 @@ struct PsServer::Impl {
   void updates_go_on_without(int rank);
   // The departed ranks' rounds go on without them (a remaining worker needs them).
   void waive_departed();
+  void on_goodbye(const net::Header& h);
   // Rank `rank` joins a running job: at the newest version, told so in its welcome.
   void rejoin(int rank, net::Header& welcome);
   std::string config_conflict(const net::Hello& hello) const;
@@ -499,6 +500,18 @@ void PsServer::Impl::drop_rank(int rank, const std::string& why) {
   if (!store) dropped_before_init.insert(rank);
   if (pulls) pulls->forget(rank);
   updates_go_on_without(rank);
+}
+
+// A rank that stops before the job's end (interrupted, a target reached) leaves no other
+// waiting for pushes it will not make: once one needs them (answer_pulls), their updates go
+// on without it. Its round is at most the one after its newest push here (pushes come
+// before the goodbye on its connection): a goodbye naming a far-off round would hold the
+// others' rounds back for pushes never sent.
+void PsServer::Impl::on_goodbye(const net::Header& h) {
+  members->leave(h.sender);
+  const auto pushed = last_pushed.find(h.sender);
+  departed[h.sender] =
+      std::min(h.iteration, pushed != last_pushed.end() ? pushed->second + 1 : newest + 1);
 }
 
 void PsServer::Impl::waive_departed() {
@@ -885,15 +898,7 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         on_replan(m);
         break;
       case net::MessageType::kShutdown:
-        members->leave(h.sender);
-        // A rank that stops before the job's end (interrupted, a target reached) leaves
-        // no other waiting for pushes it will not make: once one needs them (answer_pulls),
-        // their updates go on without it.
-        // No later than the round after its newest push here (pushes come before the
-        // goodbye on its connection): a goodbye naming a far-off round would hold the
-        // others' rounds back for pushes never sent.
-        departed[h.sender] = std::min(
-            h.iteration, last_pushed.count(h.sender) ? last_pushed[h.sender] + 1 : newest + 1);
+        on_goodbye(h);
         break;
       case net::MessageType::kHeartbeat:  // seen, below
         break;
