@@ -29,11 +29,8 @@ std::unique_ptr<model::Model> from_checkpoint(ExportFlags& f) {
   const ps::Checkpoint c = ps::read_checkpoint(path);
   f.options.name = c.job.model;
   auto m = model::make_model(f.options);
-  std::vector<float> flat;
-  for (const auto& u : c.units) flat.insert(flat.end(), u.params.begin(), u.params.end());
-  // The PS's units are the job's atoms (slices of the model's units), in the same order.
   try {
-    m->set_flat_params(flat);
+    m->set_flat_params(c.flat_params());
   } catch (const InvalidInput& e) {
     throw InvalidInput(path + ": " + e.what() + " (give the job's --input, --classes)");
   }

@@ -112,6 +112,12 @@ void fsync_path(const std::string& path, int flags) {
 
 }  // namespace
 
+std::vector<float> Checkpoint::flat_params() const {
+  std::vector<float> flat;
+  for (const auto& u : units) flat.insert(flat.end(), u.params.begin(), u.params.end());
+  return flat;
+}
+
 void make_checkpoint_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -32,6 +32,9 @@ struct Checkpoint {
   net::Hello job;              // what the job runs: model, workers, unit layout, iterations
   net::JobConfig settings;     // the PS's job-wide settings
   std::vector<ParameterStore::UnitState> units;
+  // Every unit's parameters back to back: the model's, in its order (the units are the
+  // job's atoms, slices of the model's units in the same order).
+  std::vector<float> flat_params() const;
 };
 
 // Makes dir (and the folders above it) when missing; InvalidInput naming it when it cannot

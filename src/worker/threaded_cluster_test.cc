@@ -143,9 +143,7 @@ std::string export_of(const ps::Checkpoint& c) {
   model::ModelOptions mo;
   mo.name = c.job.model;
   const auto m = model::make_model(mo);
-  std::vector<float> flat;
-  for (const auto& u : c.units) flat.insert(flat.end(), u.params.begin(), u.params.end());
-  m->set_flat_params(flat);
+  m->set_flat_params(c.flat_params());
   return m->export_pt();
 }
 
