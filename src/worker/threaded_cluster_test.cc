@@ -165,6 +165,16 @@ TEST(ThreadedCluster, RankZeroKeepsModelPtOfThePsNewestCheckpoint) {
       so.checkpoint_keep = 5;
     });
     EXPECT_EQ(r.checkpoint_model_iteration, 6) << scheduler;
+    // Writing it (after checkpoint 3's iteration, or the next one when the news came late,
+    // and after 6's) is booked apart from training, like an evaluation (none ran here).
+    int booked = 0;
+    for (const IterationRecord& it : r.iterations) {
+      booked += it.eval_ms > 0;
+      if (it.iteration == 6) {
+        EXPECT_GT(it.eval_ms, 0) << scheduler;
+      }
+    }
+    EXPECT_EQ(booked, 2) << scheduler;
     std::map<std::int64_t, std::string> exports;
     for (const std::string& f : ps::checkpoint_files(dir + "/ckpt")) {
       const ps::Checkpoint c = ps::read_checkpoint(f);

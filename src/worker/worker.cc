@@ -384,6 +384,7 @@ void rank0_after_step(const WorkerOptions& o, std::int64_t it, std::int64_t roun
       checkpoint <= result.checkpoint_model_iteration || checkpoint > round)
     return;
   result.checkpoint_model_iteration = round;
+  const auto began = Clock::now();
   try {  // like the PS's checkpoint: a full disk does not stop the job
     locals.with_round_weights(
         [&] { report::RunFolder(o.out_dir).write_text("model.pt", model.export_pt()); });
@@ -391,6 +392,9 @@ void rank0_after_step(const WorkerOptions& o, std::int64_t it, std::int64_t roun
     log.bar_finish(std::string("model.pt of iteration ") + std::to_string(round) +
                    " not written: " + e.what());
   }
+  // Booked like an evaluation: the iteration's time is training's alone.
+  if (!result.iterations.empty())
+    result.iterations.back().eval_ms += ms_between(began, Clock::now());
 }
 
 // Rank 0 ends the job: the final parameters, then the test set's accuracy of them. The last

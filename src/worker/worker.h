@@ -167,8 +167,9 @@ struct IterationRecord {
   // it at this iteration's start: the warm-up's fit, refitted online (0: not fitted yet).
   double stretch_down = 0, stretch_up = 0;
   // Rank 0: the test set's accuracy of the weights this iteration pulled, evaluated after it
-  // (-1: not evaluated), and that evaluation's time inside `ms` (the job's last
-  // evaluation, after the final update, is outside every iteration: 0).
+  // (-1: not evaluated), and the time inside `ms` spent on the job's outputs after the step:
+  // that evaluation, and writing model.pt at a PS checkpoint (the job's last evaluation,
+  // after the final update, is outside every iteration: 0).
   double test_accuracy = -1, eval_ms = 0;
 };
 
