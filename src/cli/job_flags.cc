@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "cli/flag_checks.h"
 #include "compress/compressor.h"
+#include "compress/powersgd.h"
 #include "compress/pull_codec.h"
 #include "compress/push_codec.h"
 #include "model/model_names.h"
@@ -214,7 +215,7 @@ void JobFlags::add_job_flags(CLI::App* cmd, bool bench_lists) {
         try {
           if (bench_lists)
             compress::split_codec_list(spec);
-          else
+          else if (!compress::powersgd_rank(spec))  // --arch allreduce's own
             compress::PushCodec check(spec);
         } catch (const InvalidInput& e) {
           return std::string(e.what());

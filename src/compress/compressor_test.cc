@@ -58,7 +58,7 @@ TEST(MakeCompressor, ParsesSpecsAndNamesWhatIsWrong) {
   };
   EXPECT_EQ(message("zip"),
             "unknown compression 'zip' (known: none, fp16, qsgd, terngrad, signsgd, efsignsgd, "
-            "onebit, topk, randomk, dgc)");
+            "onebit, topk, randomk, dgc, powersgd (--arch allreduce))");
   EXPECT_EQ(message("topk:0"), "topk: the ratio must be in (0, 1], e.g. topk:0.01");
   EXPECT_EQ(message("topk:2"), "topk: the ratio must be in (0, 1], e.g. topk:0.01");
   EXPECT_EQ(message("topk:x"), "compression 'topk:x': 'x' is not a number");

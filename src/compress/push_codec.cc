@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "compress/powersgd.h"
 
 namespace dynacomm::compress {
 
@@ -138,7 +139,7 @@ std::vector<std::string> split_codec_list(const std::string& list) {
   if (out.empty()) throw InvalidInput("no codec given");
   for (std::size_t i = 0; i < out.size(); ++i) {
     try {
-      PushCodec check(out[i]);
+      if (!powersgd_rank(out[i])) PushCodec check(out[i]);
     } catch (const InvalidInput& e) {
       throw InvalidInput("'" + out[i] + "': " + e.what());
     }

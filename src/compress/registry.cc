@@ -152,8 +152,13 @@ std::unique_ptr<Compressor> make_compressor(const std::string& spec, std::uint64
                          "': dgc accumulates what it leaves out itself (no ,ef)");
     return feedback ? with_error_feedback(std::move(c)) : std::move(c);
   }
+  if (method == "powersgd")
+    throw InvalidInput("compression '" + spec +
+                       "': powersgd runs with --arch allreduce, where its two sums per bucket "
+                       "are two all-reduces (docs/compression.md); it is not built for a PS");
   std::string known;
   for (const Method& m : table()) known += (known.empty() ? "" : ", ") + m.info.name;
+  known += ", powersgd (--arch allreduce)";
   throw InvalidInput("unknown compression '" + method + "' (known: " + known + ")");
 }
 

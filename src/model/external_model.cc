@@ -38,7 +38,7 @@ std::unique_ptr<Model> make_external_model(ExternalModelParts parts) {
   check_parts(parts);
   auto impl = std::make_unique<Model::Impl>();
   impl->options = parts.options;
-  for (const std::string& name : parts.unit_names) impl->infos.push_back({name, 0});
+  for (const std::string& name : parts.unit_names) impl->infos.push_back({name, 0, {}});
   impl->external_train = std::move(parts.set_training);
   impl->forward = [forward = std::move(parts.forward)](Model::Impl& m, torch::Tensor x) {
     return forward(x, [&m](int u) {

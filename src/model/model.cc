@@ -54,7 +54,7 @@ int Builder::add(const std::string& name, torch::nn::AnyModule module,
   impl_.root->register_module("unit" + std::to_string(impl_.unit_modules.size()),
                               std::move(as_module));
   impl_.unit_modules.push_back(std::move(module));
-  UnitInfo info{name, 0};
+  UnitInfo info{name, 0, {}};
   impl_.infos.push_back(info);
   return static_cast<int>(impl_.unit_modules.size()) - 1;
 }
@@ -103,7 +103,11 @@ void Model::Impl::finalize(const std::vector<std::vector<torch::Tensor>>& unit_p
   for (std::size_t u = 0; u < n; ++u) {
     std::vector<torch::Tensor> params = unit_parameters[u];
     std::int64_t total = 0;
-    for (const auto& p : params) total += p.numel();
+    infos[u].shapes.clear();
+    for (const auto& p : params) {
+      total += p.numel();
+      infos[u].shapes.push_back(p.sizes().vec());
+    }
     infos[u].params = total;
     torch::Tensor flat = torch::empty({total}, torch::kFloat32);
     torch::Tensor grad = torch::zeros({total}, torch::kFloat32);

@@ -51,6 +51,8 @@ struct InputShape {
 struct UnitInfo {
   std::string name;         // torchvision-style, e.g. "layer1.0.conv1"
   std::int64_t params = 0;  // number of float32 parameters
+  // Each parameter tensor's sizes, in the order of the unit's flat parameters.
+  std::vector<std::vector<std::int64_t>> shapes;
   std::int64_t bytes() const { return params * 4; }
 };
 

@@ -126,7 +126,7 @@ std::vector<Step> split_units(const torch::jit::Module& root, const std::string&
     if (!params.empty()) {
       step.unit = static_cast<int>(unit_parameters.size());
       unit_parameters.push_back(std::move(params));
-      impl.infos.push_back(UnitInfo{child.name, 0});
+      impl.infos.push_back(UnitInfo{child.name, 0, {}});
     }
     steps.push_back(std::move(step));
   }

@@ -10,12 +10,17 @@
 namespace dynacomm::worker {
 
 BucketRing::BucketRing(model::Model& model, collective::RingGroup& group,
-                       std::chrono::milliseconds timeout)
-    : model_(model), group_(group), timeout_(timeout) {
+                       std::chrono::milliseconds timeout, compress::PowerSgd* low_rank)
+    : model_(model), group_(group), timeout_(timeout), low_rank_(low_rank) {
   const int n = model.num_units();
   offsets_.assign(static_cast<std::size_t>(n) + 1, 0);
   for (int u = 0; u < n; ++u) offsets_[u + 1] = offsets_[u] + model.units()[u].params;
   sums_.assign(static_cast<std::size_t>(offsets_.back()) + 1, 0.f);
+  if (low_rank_) {
+    const std::size_t t = low_rank_->num_tensors();
+    first_.assign(static_cast<std::size_t>(low_rank_->first_offset(t)) + 1, 0.f);
+    second_.assign(static_cast<std::size_t>(low_rank_->second_offset(t)), 0.f);
+  }
   const auto zero = std::vector<double>(static_cast<std::size_t>(n), 0.0);
   marks_.called.resize(n);
   marks_.passed.resize(n);
@@ -91,22 +96,50 @@ void BucketRing::run(std::int64_t it) {
       for (int u = s.first; u <= s.last; ++u)
         std::memcpy(sums_.data() + offsets_[u], model_.grads(u),
                     static_cast<std::size_t>(model_.units()[u].bytes()));
-      const std::int64_t from = offsets_[s.first];
-      std::int64_t count = offsets_[s.last + 1] - from;
-      if (s.last + 1 == model_.num_units()) {  // the top unit's bucket carries the vote
-        sums_.back() = stop_requested() ? 1.f : 0.f;
-        ++count;
-      }
-      group_.allreduce_sum(sums_.data() + from, count, from,
-                           "iteration " + std::to_string(it) + " bucket " + std::to_string(b) +
+      const std::string what = "iteration " + std::to_string(it) + " bucket " + std::to_string(b) +
                                " (units " + std::to_string(s.first) + ".." +
-                               std::to_string(s.last) + ")");
-      times_[b].bytes = (offsets_[s.last + 1] - from) * group_.wire_bytes();
+                               std::to_string(s.last) + ")";
+      times_[b].bytes = low_rank_ ? sum_low_rank(s, what, times_[b]) : sum_dense(s, what);
       times_[b].end = Clock::now();
     }
   } catch (...) {
     failure_ = std::current_exception();
   }
+}
+
+std::int64_t BucketRing::sum_dense(const plan::Segment& s, const std::string& what) {
+  const std::int64_t from = offsets_[s.first];
+  std::int64_t count = offsets_[s.last + 1] - from;
+  if (s.last + 1 == model_.num_units()) {  // the top unit's bucket carries the vote
+    sums_.back() = stop_requested() ? 1.f : 0.f;
+    ++count;
+  }
+  group_.allreduce_sum(sums_.data() + from, count, from, what);
+  return (offsets_[s.last + 1] - from) * group_.wire_bytes();
+}
+
+std::int64_t BucketRing::sum_low_rank(const plan::Segment& s, const std::string& what,
+                                      BucketTime& time) {
+  compress::PowerSgd& p = *low_rank_;
+  const auto [t0, t1] = p.tensors_in(offsets_[s.first], offsets_[s.last + 1]);
+  const auto timed = [&time](auto&& step) {
+    const auto began = Clock::now();
+    step();
+    time.compute_ms += std::chrono::duration<double, std::milli>(Clock::now() - began).count();
+  };
+  timed([&] { p.first(t0, t1, sums_.data(), first_.data()); });
+  const std::int64_t from1 = p.first_offset(t0), to1 = p.first_offset(t1);
+  const bool top = s.last + 1 == model_.num_units();
+  if (top) first_.back() = stop_requested() ? 1.f : 0.f;  // after the last tensor's
+  group_.allreduce_sum(first_.data() + from1, to1 - from1 + (top ? 1 : 0), from1,
+                       what + ", PowerSGD's P");
+  if (top) sums_.back() = first_.back();
+  timed([&] { p.second(t0, t1, first_.data(), second_.data()); });
+  const std::int64_t from2 = p.second_offset(t0), to2 = p.second_offset(t1);
+  if (to2 > from2)
+    group_.allreduce_sum(second_.data() + from2, to2 - from2, from2, what + ", PowerSGD's Q");
+  timed([&] { p.finish(t0, t1, first_.data(), second_.data(), group_.size(), sums_.data()); });
+  return (to1 - from1 + to2 - from2) * group_.wire_bytes();
 }
 
 }  // namespace dynacomm::worker

@@ -24,6 +24,7 @@
 
 #include "base/thread_annotations.h"
 #include "collective/ring_group.h"
+#include "compress/powersgd.h"
 #include "model/model.h"
 #include "plan/model/plan.h"
 #include "worker/unit_times.h"
@@ -34,7 +35,11 @@ class BucketRing : public model::UnitObserver {
  public:
   using Clock = std::chrono::steady_clock;
 
-  BucketRing(model::Model& model, collective::RingGroup& group, std::chrono::milliseconds timeout);
+  // With `low_rank` (--compress powersgd:R; it outlives the ring), each bucket is summed
+  // as PowerSGD's two factors (compress/powersgd.h): two all-reduces, the second after the
+  // first's sums are in.
+  BucketRing(model::Model& model, collective::RingGroup& group, std::chrono::milliseconds timeout,
+             compress::PowerSgd* low_rank = nullptr);
   ~BucketRing() override;  // waits for a bucket on its way (the ring's steps time out)
 
   // Iteration `it` with `buckets` (send order: the first holds the top unit).
@@ -52,6 +57,7 @@ class BucketRing : public model::UnitObserver {
   struct BucketTime {
     std::int64_t bytes = 0;
     Clock::time_point start, end;  // waiting for the ring's turn left out
+    double compute_ms = 0;         // of that, PowerSGD's arithmetic on this worker
   };
   const std::vector<BucketTime>& bucket_times() const { return times_; }
   // The iteration's gate marks (no waits at the gates; no CPU clock: zeros).
@@ -62,12 +68,18 @@ class BucketRing : public model::UnitObserver {
 
  private:
   void run(std::int64_t it);  // the communication thread
+  // A bucket's units in sums_ summed over the workers: dense, or as PowerSGD's factors.
+  // Their bytes on the ring.
+  std::int64_t sum_dense(const plan::Segment& s, const std::string& what);
+  std::int64_t sum_low_rank(const plan::Segment& s, const std::string& what, BucketTime& time);
 
   model::Model& model_;
   collective::RingGroup& group_;
   const std::chrono::milliseconds timeout_;
   std::vector<std::int64_t> offsets_;  // of each unit in the flat gradient; and the end
   std::vector<float> sums_;            // the flat gradient, then the stop vote
+  compress::PowerSgd* low_rank_;
+  std::vector<float> first_, second_;  // PowerSGD's two sums; the first ends with the vote
   std::vector<plan::Segment> buckets_;
   std::vector<BucketTime> times_;
   GateMarks marks_;

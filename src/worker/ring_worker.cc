@@ -3,11 +3,16 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "base/error.h"
 #include "base/stats.h"
 #include "collective/ring_group.h"
+#include "compress/powersgd.h"
 #include "data/fashion_mnist.h"
 #include "model/model.h"
 #include "optim/sgd.h"
@@ -57,8 +62,25 @@ std::vector<plan::Segment> layerwise(int units) {
 struct WarmupLog {
   std::vector<std::vector<double>> forward, backward;  // [iteration][unit]
   std::vector<plan::TransferSample> allreduces;
+  // [unit]: PowerSGD's arithmetic for the unit alone (its buckets of one unit), ms.
+  std::vector<std::vector<double>> low_rank;
+
+  void add_buckets(const std::vector<plan::Segment>& buckets,
+                   const std::vector<BucketRing::BucketTime>& times) {
+    for (std::size_t b = 0; b < times.size(); ++b) {
+      const BucketRing::BucketTime& t = times[b];
+      allreduces.push_back(
+          {static_cast<double>(t.bytes), ms_between(t.start, t.end) - t.compute_ms, 1.0});
+      if (t.compute_ms > 0 && buckets[b].first == buckets[b].last) {
+        low_rank.resize(std::max(low_rank.size(), static_cast<std::size_t>(buckets[b].first) + 1));
+        low_rank[buckets[b].first].push_back(t.compute_ms);
+      }
+    }
+  }
 
   // Medians over the warm-up, the cold first iteration left out when there are more.
+  // PowerSGD's arithmetic runs on the device's cores beside backward: it is counted in
+  // the unit's backward time, as a PS codec's encoding is (plan/model/profile.h).
   plan::ModelProfile profile(plan::ModelProfile p) const {
     const std::size_t from = forward.size() > 1 ? 1 : 0;
     for (std::size_t u = 0; u < p.units.size(); ++u) {
@@ -69,6 +91,8 @@ struct WarmupLog {
       }
       p.units[u].forward_ms = median(f);
       p.units[u].backward_ms = median(b);
+      if (u < low_rank.size() && !low_rank[u].empty())
+        p.units[u].backward_ms += median(low_rank[u]);
     }
     return p;
   }
@@ -89,16 +113,39 @@ std::vector<plan::Segment> buckets_by_rule(const std::string& rule, const plan::
   return layerwise(p.num_units());
 }
 
-plan::ModelProfile unit_bytes(const WorkerOptions& o, const model::Model& model) {
+// --compress powersgd:R: the model's tensors under PowerSGD (nullptr for another codec).
+std::unique_ptr<compress::PowerSgd> low_rank_of(const WorkerOptions& o, const model::Model& m) {
+  const std::optional<int> rank = compress::powersgd_rank(o.compression);
+  if (!rank) return nullptr;
+  std::vector<compress::TensorShape> tensors;
+  std::int64_t at = 0;
+  for (const model::UnitInfo& u : m.units())
+    for (const std::vector<std::int64_t>& sizes : u.shapes) {
+      tensors.push_back({at, sizes});
+      at += std::accumulate(sizes.begin(), sizes.end(), std::int64_t{1},
+                            std::multiplies<std::int64_t>());
+    }
+  return std::make_unique<compress::PowerSgd>(std::move(tensors), *rank, o.seed);
+}
+
+plan::ModelProfile unit_bytes(const WorkerOptions& o, const model::Model& model,
+                              const compress::PowerSgd* low_rank) {
   plan::ModelProfile p;
   p.model = o.model;
   p.batch = o.batch;
   p.measured_with = "dynacomm all-reduce warm-up";
+  std::int64_t at = 0;
   for (const model::UnitInfo& u : model.units()) {
     plan::UnitProfile up;
     up.name = u.name;
     up.params = u.params;
     up.bytes = u.params * (o.compression == "fp16" ? 2 : 4);  // what crosses the ring
+    if (low_rank) {                                           // both factors' sums
+      const auto [t0, t1] = low_rank->tensors_in(at, at + u.params);
+      up.bytes = 4 * (low_rank->first_offset(t1) - low_rank->first_offset(t0) +
+                      low_rank->second_offset(t1) - low_rank->second_offset(t0));
+    }
+    at += u.params;
     p.units.push_back(up);
   }
   return p;
@@ -167,9 +214,10 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
   model::Model& model = *job.model;
   WorkerResult& result = job.result;
   const int n_units = model.num_units();
-  BucketRing ring(model, *job.group, o.timeout);
+  const std::unique_ptr<compress::PowerSgd> low_rank = low_rank_of(o, model);
+  BucketRing ring(model, *job.group, o.timeout, low_rank.get());
   model.set_observer(&ring);
-  const plan::ModelProfile bytes = unit_bytes(o, model);
+  const plan::ModelProfile bytes = unit_bytes(o, model, low_rank.get());
   WarmupLog warmup;
   std::vector<plan::Segment> buckets;
   std::vector<float> mean;
@@ -194,9 +242,7 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
     if (it < o.warmup) {
       warmup.forward.push_back(times.forward_ms);
       warmup.backward.push_back(times.backward_ms);
-      for (const BucketRing::BucketTime& b : ring.bucket_times())
-        warmup.allreduces.push_back(
-            {static_cast<double>(b.bytes), ms_between(b.start, b.end), 1.0});
+      warmup.add_buckets(plan, ring.bucket_times());
     }
     result.iterations.push_back(r);
     job.log.iteration_done(result, step, it < o.warmup ? "warm-up" : "training");

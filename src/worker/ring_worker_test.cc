@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "worker/test_cluster.h"
 #include "worker/worker.h"
 
@@ -65,6 +68,53 @@ TEST(RingWorker, HalfOnTheWireHalvesTheBytesAndKeepsEveryBucketPlansWeights) {
                   static_cast<double>(dense.iterations.back().bytes_up),
               0.5, 0.01);
   EXPECT_GT(a[0].test_accuracy, 0);
+}
+
+// --compress powersgd:R (compress/powersgd.h): two sums per bucket, far fewer bytes, and
+// still the same weights for every bucket plan and every rank.
+TEST(RingWorker, PowerSgdSendsTheFactorsAndKeepsEveryBucketPlansWeights) {
+  WorkerOptions one = short_job("one"), layerwise = short_job("layerwise");
+  one.compression = layerwise.compression = "powersgd:2";
+  const std::vector<WorkerResult> a = testing::run_ring_job(one, 3);
+  const std::vector<WorkerResult> b = testing::run_ring_job(layerwise, 3);
+  ASSERT_FALSE(a[0].final_weights.empty());
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(a[r].final_weights == a[0].final_weights) << "rank " << r;
+    EXPECT_TRUE(b[r].final_weights == a[0].final_weights) << "rank " << r;
+  }
+  const WorkerResult dense = testing::run_ring_job(short_job("one"), 3)[0];
+  EXPECT_FALSE(dense.final_weights == a[0].final_weights);
+  const double ratio = static_cast<double>(a[0].iterations.back().bytes_up) /
+                       static_cast<double>(dense.iterations.back().bytes_up);
+  EXPECT_LT(ratio, 0.2);  // lenet5's matrices at rank 2
+  EXPECT_GT(ratio, 0);
+  for (float w : a[0].final_weights) ASSERT_TRUE(std::isfinite(w));
+}
+
+// A rank so high that no matrix shrinks: every tensor travels dense in the first sum, and
+// two workers' sums are the dense ones bit for bit (the plumbing adds nothing).
+TEST(RingWorker, PowerSgdOfAHighRankIsTheDenseSumForTwoWorkers) {
+  WorkerOptions high = short_job("layerwise");
+  high.compression = "powersgd:1024";
+  EXPECT_TRUE(testing::run_ring_job(high, 2)[0].final_weights ==
+              testing::run_ring_job(short_job("layerwise"), 2)[0].final_weights);
+}
+
+TEST(RingWorker, PowerSgdIsRefusedOffTheRingWithAClearMessage) {
+  for (const char* arch : {"ps", "gossip"}) {
+    WorkerOptions o = short_job("one");
+    o.arch = arch;
+    o.ps = "tcp://127.0.0.1:1";
+    o.ring_store = "127.0.0.1:1";
+    o.ring_host = "127.0.0.1";
+    o.compression = "powersgd:4";
+    try {
+      o.validate();
+      ADD_FAILURE() << arch << " took powersgd";
+    } catch (const InvalidInput& e) {
+      EXPECT_NE(std::string(e.what()).find("--arch allreduce"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(RingWorker, PlannedBucketsComeWithAPredictionAndEveryUnitInOneBucket) {

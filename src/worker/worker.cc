@@ -13,7 +13,9 @@
 #include "base/error.h"
 #include "base/stats.h"
 #include "base/timed_replay.h"
+#include "compress/powersgd.h"
 #include "compress/pull_codec.h"
+#include "compress/push_codec.h"
 #include "data/fashion_mnist.h"
 #include "data/npy_dataset.h"
 #include "model/model_names.h"
@@ -55,6 +57,7 @@ void WorkerOptions::validate() const {
   } else if (arch == "ps") {
     if (ps.empty()) throw InvalidInput("worker: --ps is required");
     net::check_endpoint(ps, "worker: --ps");
+    compress::PushCodec pushes(compression);  // InvalidInput naming what is wrong
   } else if (arch == "auto") {
     throw InvalidInput(
         "worker: --arch auto is chosen by `dynacomm train` or `bench` before the workers start; "
@@ -129,11 +132,15 @@ void WorkerOptions::validate_ring() const {
                        "' (known: planned, ddp, one, layerwise)");
   plan::parse_topology(topology);  // InvalidInput naming the known ones
   const std::string the = "worker: --arch " + arch;
-  if (pull_compression != "none" || (compression != "none" && compression != "fp16") ||
-      (compression == "fp16" && arch != "allreduce"))
+  const bool summed = compression == "fp16" || compress::powersgd_rank(compression);
+  if (summed && arch != "allreduce")
+    throw InvalidInput(the + " sends dense float32 models; --compress " + compression +
+                       " is for --arch allreduce");
+  if (pull_compression != "none" || (compression != "none" && !summed))
     throw InvalidInput(the +
                        (arch == "allreduce"
-                            ? " sums dense values, float32 or (--compress fp16) half; "
+                            ? " sums dense values, float32 or (--compress fp16) half, or "
+                              "PowerSGD's factors (--compress powersgd:R); "
                             : " sends dense float32 models; ") +
                        "--compress " + compression + " and --compress-pulls are for --arch ps");
   if (sync != "bsp")
