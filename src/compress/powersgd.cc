@@ -1,5 +1,6 @@
 #include "compress/powersgd.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
