@@ -8,7 +8,6 @@
 #include "base/error.h"
 #include "cli/flag_checks.h"
 #include "compress/compressor.h"
-#include "compress/powersgd.h"
 #include "compress/pull_codec.h"
 #include "compress/push_codec.h"
 #include "model/model_names.h"
@@ -215,8 +214,8 @@ void JobFlags::add_job_flags(CLI::App* cmd, bool bench_lists) {
         try {
           if (bench_lists)
             compress::split_codec_list(spec);
-          else if (!compress::powersgd_rank(spec))  // --arch allreduce's own
-            compress::PushCodec check(spec);
+          else
+            compress::check_codec_spec(spec);
         } catch (const InvalidInput& e) {
           return std::string(e.what());
         }

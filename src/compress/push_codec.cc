@@ -118,6 +118,10 @@ void PushCodec::set_state(const std::string& state) {
   for (std::size_t k = 0; k < methods_.size(); ++k) methods_[k]->set_state(parts[k]);
 }
 
+void check_codec_spec(const std::string& spec) {
+  if (!powersgd_rank(spec)) PushCodec check(spec);
+}
+
 std::vector<std::string> split_codec_list(const std::string& list) {
   std::vector<std::string> out;
   std::size_t begin = 0;
@@ -139,7 +143,7 @@ std::vector<std::string> split_codec_list(const std::string& list) {
   if (out.empty()) throw InvalidInput("no codec given");
   for (std::size_t i = 0; i < out.size(); ++i) {
     try {
-      if (!powersgd_rank(out[i])) PushCodec check(out[i]);
+      check_codec_spec(out[i]);
     } catch (const InvalidInput& e) {
       throw InvalidInput("'" + out[i] + "': " + e.what());
     }

@@ -68,6 +68,10 @@ class PushCodec {
 // and without repeats; "auto" alone lists topk:0.01); empty for any other spec.
 std::vector<std::string> auto_methods(const std::string& spec);
 
+// InvalidInput unless `spec` makes a PushCodec or is --arch allreduce's powersgd[:R]
+// (compress/powersgd.h).
+void check_codec_spec(const std::string& spec);
+
 // A comma-separated list of codec specs, as `dynacomm bench --compress` takes it: a ",ef"
 // or ",noef" belongs to the spec before it ("none,topk:0.01,noef,auto" is none,
 // topk:0.01,noef and auto). Each is checked (InvalidInput naming it); a repeat is refused.
