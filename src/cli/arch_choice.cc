@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include "base/error.h"
 #include "cli/cluster_job.h"
+#include "compress/compressor.h"
 #include "data/npy_dataset.h"
 #include "train/profiler.h"
 
@@ -48,10 +50,16 @@ plan::ModelProfile local_profile(const JobFlags& job, int threads) {
   plan::ModelProfile p = train::profile_model(o);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const double sharing = std::max(1.0, static_cast<double>(job.workers) * threads / cores);
+  // The codecs all-reduce sums (fp16, random-k; powersgd runs on all-reduce alone).
+  const std::unique_ptr<compress::Compressor> selected =
+      compress::sums_selected_values(job.compress) ? compress::make_compressor(job.compress)
+                                                   : nullptr;
   for (plan::UnitProfile& u : p.units) {
     u.forward_ms *= sharing;
     u.backward_ms *= sharing;
-    if (job.compress == "fp16") u.push_bytes = u.bytes / 2;  // the one codec allreduce takes
+    if (job.compress == "fp16") u.push_bytes = u.bytes / 2;
+    if (selected)  // random-k: what both all-reduce and the PS's pushes carry
+      u.push_bytes = static_cast<std::int64_t>(selected->encoded_bytes(u.params, 0));
   }
   return p;
 }

@@ -76,6 +76,10 @@ std::unique_ptr<Compressor> make_compressor(const std::string& spec, std::uint64
 // correction): the PS then applies none of its own.
 bool moves_momentum(const std::string& spec);
 
+// True for a spec whose encodings are float32 values at places every worker draws alike
+// (randomk's, from the shared seed): --arch allreduce sums them as they are.
+bool sums_selected_values(const std::string& spec);
+
 // The methods make_compressor knows, with their parameter and default (for --help, docs).
 struct MethodInfo {
   std::string name, parameter, summary;

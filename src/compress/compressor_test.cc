@@ -82,5 +82,22 @@ TEST(MakeCompressor, ParsesSpecsAndNamesWhatIsWrong) {
   EXPECT_FALSE(moves_momentum("auto"));
 }
 
+// All-reduce sums the encodings of exactly the methods this names as they are: they must be
+// linear, and float32 values (four bytes each) every worker places alike.
+TEST(Registry, OnlyRandomKIsSummedAsItsDrawnValues) {
+  for (const MethodInfo& m : methods()) {
+    const bool summed = sums_selected_values(m.name);
+    EXPECT_EQ(summed, m.name == "randomk") << m.name;
+    if (!summed) continue;
+    const std::unique_ptr<Compressor> c = make_compressor(m.name, 7);
+    EXPECT_TRUE(c->linear());
+    for (std::int64_t n : {1, 5, 100, 12345}) EXPECT_EQ(c->encoded_bytes(n, 3) % 4, 0u) << n;
+  }
+  EXPECT_TRUE(sums_selected_values("randomk:0.1,noef"));
+  EXPECT_TRUE(sums_selected_values("randomk:1"));
+  EXPECT_FALSE(sums_selected_values("randomkk:0.1"));
+  EXPECT_FALSE(sums_selected_values("topk:0.01"));
+}
+
 }  // namespace
 }  // namespace dynacomm::compress

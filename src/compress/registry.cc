@@ -166,4 +166,8 @@ bool moves_momentum(const std::string& spec) {
   return spec.rfind("dgc", 0) == 0 && (spec.size() == 3 || spec[3] == ':' || spec[3] == ',');
 }
 
+bool sums_selected_values(const std::string& spec) {
+  return spec.rfind("randomk", 0) == 0 && (spec.size() == 7 || spec[7] == ':' || spec[7] == ',');
+}
+
 }  // namespace dynacomm::compress

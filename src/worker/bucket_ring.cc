@@ -10,8 +10,9 @@
 namespace dynacomm::worker {
 
 BucketRing::BucketRing(model::Model& model, collective::RingGroup& group,
-                       std::chrono::milliseconds timeout, compress::PowerSgd* low_rank)
-    : model_(model), group_(group), timeout_(timeout), low_rank_(low_rank) {
+                       std::chrono::milliseconds timeout, compress::PowerSgd* low_rank,
+                       compress::Compressor* selected)
+    : model_(model), group_(group), timeout_(timeout), low_rank_(low_rank), selected_(selected) {
   const int n = model.num_units();
   offsets_.assign(static_cast<std::size_t>(n) + 1, 0);
   for (int u = 0; u < n; ++u) offsets_[u + 1] = offsets_[u] + model.units()[u].params;
@@ -42,6 +43,17 @@ void BucketRing::begin(std::int64_t it, const std::vector<plan::Segment>& bucket
                                       " begun before the last one finished");
   buckets_ = buckets;
   times_.assign(buckets.size(), {});
+  if (selected_) {  // an encoding's size may depend on the iteration
+    const int n = model_.num_units();
+    at_.assign(static_cast<std::size_t>(n) + 1, 0);
+    for (int u = 0; u < n; ++u) {
+      const std::size_t bytes = selected_->encoded_bytes(model_.units()[u].params, it);
+      if (bytes % sizeof(float))
+        throw Error("all-reduce: " + selected_->name() + " does not encode float32 values");
+      at_[u + 1] = at_[u] + static_cast<std::int64_t>(bytes / sizeof(float));
+    }
+    encoded_.assign(static_cast<std::size_t>(at_.back()) + 1, 0.f);
+  }
   failure_ = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -99,7 +111,9 @@ void BucketRing::run(std::int64_t it) {
       const std::string what = "iteration " + std::to_string(it) + " bucket " + std::to_string(b) +
                                " (units " + std::to_string(s.first) + ".." +
                                std::to_string(s.last) + ")";
-      times_[b].bytes = low_rank_ ? sum_low_rank(s, what, times_[b]) : sum_dense(s, what);
+      times_[b].bytes = low_rank_   ? sum_low_rank(s, what, times_[b])
+                        : selected_ ? sum_selected(s, it, what, times_[b])
+                                    : sum_dense(s, what);
       times_[b].end = Clock::now();
     }
   } catch (...) {
@@ -118,15 +132,24 @@ std::int64_t BucketRing::sum_dense(const plan::Segment& s, const std::string& wh
   return (offsets_[s.last + 1] - from) * group_.wire_bytes();
 }
 
+namespace {
+
+// Runs `step`, adding its duration to the bucket's compute time.
+template <typename Step>
+void time_into(BucketRing::BucketTime& time, Step&& step) {
+  const auto began = BucketRing::Clock::now();
+  step();
+  time.compute_ms +=
+      std::chrono::duration<double, std::milli>(BucketRing::Clock::now() - began).count();
+}
+
+}  // namespace
+
 std::int64_t BucketRing::sum_low_rank(const plan::Segment& s, const std::string& what,
                                       BucketTime& time) {
   compress::PowerSgd& p = *low_rank_;
   const auto [t0, t1] = p.tensors_in(offsets_[s.first], offsets_[s.last + 1]);
-  const auto timed = [&time](auto&& step) {
-    const auto began = Clock::now();
-    step();
-    time.compute_ms += std::chrono::duration<double, std::milli>(Clock::now() - began).count();
-  };
+  const auto timed = [&time](auto&& step) { time_into(time, step); };
   timed([&] { p.first(t0, t1, sums_.data(), first_.data()); });
   const std::int64_t from1 = p.first_offset(t0), to1 = p.first_offset(t1);
   const bool top = s.last + 1 == model_.num_units();
@@ -140,6 +163,33 @@ std::int64_t BucketRing::sum_low_rank(const plan::Segment& s, const std::string&
     group_.allreduce_sum(second_.data() + from2, to2 - from2, from2, what + ", PowerSGD's Q");
   timed([&] { p.finish(t0, t1, first_.data(), second_.data(), group_.size(), sums_.data()); });
   return (to1 - from1 + to2 - from2) * group_.wire_bytes();
+}
+
+// Each unit's encoding (error feedback on this worker's residual), the encodings summed
+// as floats (sums of one slot's encodings decode to the sum), each sum decoded into sums_.
+std::int64_t BucketRing::sum_selected(const plan::Segment& s, std::int64_t it,
+                                      const std::string& what, BucketTime& time) {
+  compress::Compressor& c = *selected_;
+  auto* bytes = reinterpret_cast<std::uint8_t*>(encoded_.data());
+  time_into(time, [&] {
+    for (int u = s.first; u <= s.last; ++u)
+      c.encode({u, it}, sums_.data() + offsets_[u], model_.units()[u].params, bytes + 4 * at_[u]);
+  });
+  const std::int64_t from = at_[s.first], to = at_[s.last + 1];
+  const bool top = s.last + 1 == model_.num_units();
+  if (top) encoded_.back() = stop_requested() ? 1.f : 0.f;
+  group_.allreduce_sum(encoded_.data() + from, to - from + (top ? 1 : 0), from,
+                       what + ", " + c.name() + "'s values");
+  if (top) sums_.back() = encoded_.back();
+  time_into(time, [&] {
+    for (int u = s.first; u <= s.last; ++u) {
+      const std::int64_t n = model_.units()[u].params;
+      const float* sum = c.decode({u, it}, bytes + 4 * at_[u],
+                                  static_cast<std::size_t>(4 * (at_[u + 1] - at_[u])), n, scratch_);
+      std::memcpy(sums_.data() + offsets_[u], sum, static_cast<std::size_t>(n) * sizeof(float));
+    }
+  });
+  return (to - from) * group_.wire_bytes();
 }
 
 }  // namespace dynacomm::worker

@@ -24,6 +24,7 @@
 
 #include "base/thread_annotations.h"
 #include "collective/ring_group.h"
+#include "compress/compressor.h"
 #include "compress/powersgd.h"
 #include "model/model.h"
 #include "plan/model/plan.h"
@@ -37,9 +38,11 @@ class BucketRing : public model::UnitObserver {
 
   // With `low_rank` (--compress powersgd:R; it outlives the ring), each bucket is summed
   // as PowerSGD's two factors (compress/powersgd.h): two all-reduces, the second after the
-  // first's sums are in.
+  // first's sums are in. With `selected` (--compress randomk:R, a linear codec whose
+  // encoding is float32 values at places every worker draws alike from the shared seed;
+  // it outlives the ring), only each unit's encoding is summed, and decoded after.
   BucketRing(model::Model& model, collective::RingGroup& group, std::chrono::milliseconds timeout,
-             compress::PowerSgd* low_rank = nullptr);
+             compress::PowerSgd* low_rank = nullptr, compress::Compressor* selected = nullptr);
   ~BucketRing() override;  // waits for a bucket on its way (the ring's steps time out)
 
   // Iteration `it` with `buckets` (send order: the first holds the top unit).
@@ -57,7 +60,7 @@ class BucketRing : public model::UnitObserver {
   struct BucketTime {
     std::int64_t bytes = 0;
     Clock::time_point start, end;  // waiting for the ring's turn left out
-    double compute_ms = 0;         // of that, PowerSGD's arithmetic on this worker
+    double compute_ms = 0;         // of that, encoding and decoding on this worker
   };
   const std::vector<BucketTime>& bucket_times() const { return times_; }
   // The iteration's gate marks (no waits at the gates; no CPU clock: zeros).
@@ -72,6 +75,8 @@ class BucketRing : public model::UnitObserver {
   // Their bytes on the ring.
   std::int64_t sum_dense(const plan::Segment& s, const std::string& what);
   std::int64_t sum_low_rank(const plan::Segment& s, const std::string& what, BucketTime& time);
+  std::int64_t sum_selected(const plan::Segment& s, std::int64_t it, const std::string& what,
+                            BucketTime& time);
 
   model::Model& model_;
   collective::RingGroup& group_;
@@ -80,6 +85,10 @@ class BucketRing : public model::UnitObserver {
   std::vector<float> sums_;            // the flat gradient, then the stop vote
   compress::PowerSgd* low_rank_;
   std::vector<float> first_, second_;  // PowerSGD's two sums; the first ends with the vote
+  compress::Compressor* selected_;
+  std::vector<std::int64_t> at_;  // of each unit's encoding in encoded_ (floats); the end
+  std::vector<float> encoded_;    // the units' encodings, then the vote
+  std::vector<float> scratch_;    // a decoded unit
   std::vector<plan::Segment> buckets_;
   std::vector<BucketTime> times_;
   GateMarks marks_;

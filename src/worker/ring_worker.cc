@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/stats.h"
 #include "collective/ring_group.h"
+#include "compress/compressor.h"
 #include "compress/powersgd.h"
 #include "data/fashion_mnist.h"
 #include "model/model.h"
@@ -62,8 +63,9 @@ std::vector<plan::Segment> layerwise(int units) {
 struct WarmupLog {
   std::vector<std::vector<double>> forward, backward;  // [iteration][unit]
   std::vector<plan::TransferSample> allreduces;
-  // [unit]: PowerSGD's arithmetic for the unit alone (its buckets of one unit), ms.
-  std::vector<std::vector<double>> low_rank;
+  // [unit]: the codec's arithmetic (PowerSGD's, random-k's encoding and decoding) for the
+  // unit alone (its buckets of one unit), ms.
+  std::vector<std::vector<double>> codec;
 
   void add_buckets(const std::vector<plan::Segment>& buckets,
                    const std::vector<BucketRing::BucketTime>& times) {
@@ -72,14 +74,14 @@ struct WarmupLog {
       allreduces.push_back(
           {static_cast<double>(t.bytes), ms_between(t.start, t.end) - t.compute_ms, 1.0});
       if (t.compute_ms > 0 && buckets[b].first == buckets[b].last) {
-        low_rank.resize(std::max(low_rank.size(), static_cast<std::size_t>(buckets[b].first) + 1));
-        low_rank[buckets[b].first].push_back(t.compute_ms);
+        codec.resize(std::max(codec.size(), static_cast<std::size_t>(buckets[b].first) + 1));
+        codec[buckets[b].first].push_back(t.compute_ms);
       }
     }
   }
 
   // Medians over the warm-up, the cold first iteration left out when there are more.
-  // PowerSGD's arithmetic runs on the device's cores beside backward: it is counted in
+  // The codec's arithmetic runs on the device's cores beside backward: it is counted in
   // the unit's backward time, as a PS codec's encoding is (plan/model/profile.h).
   plan::ModelProfile profile(plan::ModelProfile p) const {
     const std::size_t from = forward.size() > 1 ? 1 : 0;
@@ -91,8 +93,7 @@ struct WarmupLog {
       }
       p.units[u].forward_ms = median(f);
       p.units[u].backward_ms = median(b);
-      if (u < low_rank.size() && !low_rank[u].empty())
-        p.units[u].backward_ms += median(low_rank[u]);
+      if (u < codec.size() && !codec[u].empty()) p.units[u].backward_ms += median(codec[u]);
     }
     return p;
   }
@@ -128,8 +129,15 @@ std::unique_ptr<compress::PowerSgd> low_rank_of(const WorkerOptions& o, const mo
   return std::make_unique<compress::PowerSgd>(std::move(tensors), *rank, o.seed);
 }
 
+// --compress randomk:R: the shared-seed random-k codec (nullptr for another codec).
+std::unique_ptr<compress::Compressor> selected_of(const WorkerOptions& o) {
+  if (!compress::sums_selected_values(o.compression)) return nullptr;
+  return compress::make_compressor(o.compression, o.seed);
+}
+
 plan::ModelProfile unit_bytes(const WorkerOptions& o, const model::Model& model,
-                              const compress::PowerSgd* low_rank) {
+                              const compress::PowerSgd* low_rank,
+                              const compress::Compressor* selected) {
   plan::ModelProfile p;
   p.model = o.model;
   p.batch = o.batch;
@@ -145,6 +153,7 @@ plan::ModelProfile unit_bytes(const WorkerOptions& o, const model::Model& model,
       up.bytes = 4 * (low_rank->first_offset(t1) - low_rank->first_offset(t0) +
                       low_rank->second_offset(t1) - low_rank->second_offset(t0));
     }
+    if (selected) up.bytes = static_cast<std::int64_t>(selected->encoded_bytes(u.params, 0));
     at += u.params;
     p.units.push_back(up);
   }
@@ -215,9 +224,10 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
   WorkerResult& result = job.result;
   const int n_units = model.num_units();
   const std::unique_ptr<compress::PowerSgd> low_rank = low_rank_of(o, model);
-  BucketRing ring(model, *job.group, o.timeout, low_rank.get());
+  const std::unique_ptr<compress::Compressor> selected = selected_of(o);
+  BucketRing ring(model, *job.group, o.timeout, low_rank.get(), selected.get());
   model.set_observer(&ring);
-  const plan::ModelProfile bytes = unit_bytes(o, model, low_rank.get());
+  const plan::ModelProfile bytes = unit_bytes(o, model, low_rank.get(), selected.get());
   WarmupLog warmup;
   std::vector<plan::Segment> buckets;
   std::vector<float> mean;

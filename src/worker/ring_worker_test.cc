@@ -100,7 +100,37 @@ TEST(RingWorker, PowerSgdOfAHighRankIsTheDenseSumForTwoWorkers) {
               testing::run_ring_job(short_job("layerwise"), 2)[0].final_weights);
 }
 
-TEST(RingWorker, PowerSgdIsRefusedOffTheRingWithAClearMessage) {
+// --compress randomk:R: every worker draws the same places from the shared seed, so only
+// the values are summed; the bytes shrink by R, and every bucket plan and rank still ends
+// with the same weights (the encodings' layout does not depend on the buckets).
+TEST(RingWorker, RandomKSumsOnlyTheDrawnValuesAndKeepsEveryBucketPlansWeights) {
+  WorkerOptions one = short_job("one"), layerwise = short_job("layerwise");
+  one.compression = layerwise.compression = "randomk:0.05";
+  const std::vector<WorkerResult> a = testing::run_ring_job(one, 3);
+  const std::vector<WorkerResult> b = testing::run_ring_job(layerwise, 3);
+  ASSERT_FALSE(a[0].final_weights.empty());
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(a[r].final_weights == a[0].final_weights) << "rank " << r;
+    EXPECT_TRUE(b[r].final_weights == a[0].final_weights) << "rank " << r;
+  }
+  const WorkerResult dense = testing::run_ring_job(short_job("one"), 3)[0];
+  EXPECT_FALSE(dense.final_weights == a[0].final_weights);
+  EXPECT_NEAR(static_cast<double>(a[0].iterations.back().bytes_up) /
+                  static_cast<double>(dense.iterations.back().bytes_up),
+              0.05, 0.005);
+  for (float w : a[0].final_weights) ASSERT_TRUE(std::isfinite(w));
+}
+
+// Every value drawn and no error feedback: the encodings are the gradients in order, and
+// two workers' sums are the dense ones bit for bit (the plumbing adds nothing).
+TEST(RingWorker, RandomKOfEveryValueIsTheDenseSumForTwoWorkers) {
+  WorkerOptions all = short_job("layerwise");
+  all.compression = "randomk:1,noef";
+  EXPECT_TRUE(testing::run_ring_job(all, 2)[0].final_weights ==
+              testing::run_ring_job(short_job("layerwise"), 2)[0].final_weights);
+}
+
+TEST(RingWorker, RingCodecsAreRefusedOffTheRingWithAClearMessage) {
   for (const char* arch : {"ps", "gossip"}) {
     WorkerOptions o = short_job("one");
     o.arch = arch;
@@ -114,6 +144,31 @@ TEST(RingWorker, PowerSgdIsRefusedOffTheRingWithAClearMessage) {
     } catch (const InvalidInput& e) {
       EXPECT_NE(std::string(e.what()).find("--arch allreduce"), std::string::npos) << e.what();
     }
+  }
+  WorkerOptions gossip = short_job("one");
+  gossip.arch = "gossip";
+  gossip.ring_store = "127.0.0.1:1";
+  gossip.ring_host = "127.0.0.1";
+  gossip.compression = "randomk:0.01";
+  try {
+    gossip.validate();
+    ADD_FAILURE() << "gossip took randomk";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("is for --arch allreduce and --arch ps"),
+              std::string::npos)
+        << e.what();
+  }
+  WorkerOptions bad = short_job("one");  // --arch allreduce
+  bad.ring_store = "127.0.0.1:1";
+  bad.ring_host = "127.0.0.1";
+  bad.compression = "randomk:0.01";
+  EXPECT_NO_THROW(bad.validate());
+  bad.compression = "randomk:2";
+  try {
+    bad.validate();
+    ADD_FAILURE() << "allreduce took randomk:2";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("ratio must be in (0, 1]"), std::string::npos) << e.what();
   }
 }
 

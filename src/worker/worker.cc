@@ -132,15 +132,19 @@ void WorkerOptions::validate_ring() const {
                        "' (known: planned, ddp, one, layerwise)");
   plan::parse_topology(topology);  // InvalidInput naming the known ones
   const std::string the = "worker: --arch " + arch;
-  const bool summed = compression == "fp16" || compress::powersgd_rank(compression);
+  const bool summed = compression == "fp16" || compress::powersgd_rank(compression) ||
+                      compress::sums_selected_values(compression);
+  if (summed) compress::check_codec_spec(compression);  // InvalidInput naming what is wrong
   if (summed && arch != "allreduce")
     throw InvalidInput(the + " sends dense float32 models; --compress " + compression +
-                       " is for --arch allreduce");
+                       " is for --arch allreduce" +
+                       (compress::powersgd_rank(compression) ? "" : " and --arch ps"));
   if (pull_compression != "none" || (compression != "none" && !summed))
     throw InvalidInput(the +
                        (arch == "allreduce"
-                            ? " sums dense values, float32 or (--compress fp16) half, or "
-                              "PowerSGD's factors (--compress powersgd:R); "
+                            ? " sums dense values, float32 or (--compress fp16) half, "
+                              "PowerSGD's factors (--compress powersgd:R) or shared-seed "
+                              "random-k's values (--compress randomk:R); "
                             : " sends dense float32 models; ") +
                        "--compress " + compression + " and --compress-pulls are for --arch ps");
   if (sync != "bsp")
