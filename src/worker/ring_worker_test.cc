@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -34,6 +35,26 @@ WorkerOptions short_job(const std::string& buckets) {
   return o;
 }
 
+// A codec the ring sums (--compress), run with one bucket and with one per unit over 3
+// workers: every bucket plan and every rank ends with the same weights, and not with those
+// of dense all-reduce. Rank 0's result, and its bytes up per iteration as a fraction of
+// dense's.
+std::pair<WorkerResult, double> same_weights_for_every_bucket_plan(const std::string& codec) {
+  WorkerOptions one = short_job("one"), layerwise = short_job("layerwise");
+  one.compression = layerwise.compression = codec;
+  const std::vector<WorkerResult> a = testing::run_ring_job(one, 3);
+  const std::vector<WorkerResult> b = testing::run_ring_job(layerwise, 3);
+  EXPECT_FALSE(a[0].final_weights.empty()) << codec;
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(a[r].final_weights == a[0].final_weights) << codec << " rank " << r;
+    EXPECT_TRUE(b[r].final_weights == a[0].final_weights) << codec << " rank " << r;
+  }
+  const WorkerResult dense = testing::run_ring_job(short_job("one"), 3)[0];
+  EXPECT_FALSE(dense.final_weights == a[0].final_weights) << codec;
+  return {a[0], static_cast<double>(a[0].iterations.back().bytes_up) /
+                    static_cast<double>(dense.iterations.back().bytes_up)};
+}
+
 TEST(RingWorker, EveryBucketPlanAndEveryRankEndsWithTheSameWeights) {
   const std::vector<WorkerResult> reference = testing::run_ring_job(short_job("one"), 3);
   ASSERT_FALSE(reference[0].final_weights.empty());
@@ -54,41 +75,18 @@ TEST(RingWorker, EveryBucketPlanAndEveryRankEndsWithTheSameWeights) {
 // --compress fp16: half the bytes on the ring, and still the same weights for every bucket
 // plan and every rank (collective/ring_group.h), not those of float32.
 TEST(RingWorker, HalfOnTheWireHalvesTheBytesAndKeepsEveryBucketPlansWeights) {
-  WorkerOptions one = short_job("one"), layerwise = short_job("layerwise");
-  one.compression = layerwise.compression = "fp16";
-  const std::vector<WorkerResult> a = testing::run_ring_job(one, 3);
-  const std::vector<WorkerResult> b = testing::run_ring_job(layerwise, 3);
-  for (int r = 0; r < 3; ++r) {
-    EXPECT_TRUE(a[r].final_weights == a[0].final_weights) << "rank " << r;
-    EXPECT_TRUE(b[r].final_weights == a[0].final_weights) << "rank " << r;
-  }
-  const WorkerResult dense = testing::run_ring_job(short_job("one"), 3)[0];
-  EXPECT_FALSE(dense.final_weights == a[0].final_weights);
-  EXPECT_NEAR(static_cast<double>(a[0].iterations.back().bytes_up) /
-                  static_cast<double>(dense.iterations.back().bytes_up),
-              0.5, 0.01);
-  EXPECT_GT(a[0].test_accuracy, 0);
+  const auto [half, ratio] = same_weights_for_every_bucket_plan("fp16");
+  EXPECT_NEAR(ratio, 0.5, 0.01);
+  EXPECT_GT(half.test_accuracy, 0);
 }
 
 // --compress powersgd:R (compress/powersgd.h): two sums per bucket, far fewer bytes, and
 // still the same weights for every bucket plan and every rank.
 TEST(RingWorker, PowerSgdSendsTheFactorsAndKeepsEveryBucketPlansWeights) {
-  WorkerOptions one = short_job("one"), layerwise = short_job("layerwise");
-  one.compression = layerwise.compression = "powersgd:2";
-  const std::vector<WorkerResult> a = testing::run_ring_job(one, 3);
-  const std::vector<WorkerResult> b = testing::run_ring_job(layerwise, 3);
-  ASSERT_FALSE(a[0].final_weights.empty());
-  for (int r = 0; r < 3; ++r) {
-    EXPECT_TRUE(a[r].final_weights == a[0].final_weights) << "rank " << r;
-    EXPECT_TRUE(b[r].final_weights == a[0].final_weights) << "rank " << r;
-  }
-  const WorkerResult dense = testing::run_ring_job(short_job("one"), 3)[0];
-  EXPECT_FALSE(dense.final_weights == a[0].final_weights);
-  const double ratio = static_cast<double>(a[0].iterations.back().bytes_up) /
-                       static_cast<double>(dense.iterations.back().bytes_up);
+  const auto [low_rank, ratio] = same_weights_for_every_bucket_plan("powersgd:2");
   EXPECT_LT(ratio, 0.2);  // lenet5's matrices at rank 2
   EXPECT_GT(ratio, 0);
-  for (float w : a[0].final_weights) ASSERT_TRUE(std::isfinite(w));
+  for (float w : low_rank.final_weights) ASSERT_TRUE(std::isfinite(w));
 }
 
 // A rank so high that no matrix shrinks: every tensor travels dense in the first sum, and
@@ -104,21 +102,9 @@ TEST(RingWorker, PowerSgdOfAHighRankIsTheDenseSumForTwoWorkers) {
 // the values are summed; the bytes shrink by R, and every bucket plan and rank still ends
 // with the same weights (the encodings' layout does not depend on the buckets).
 TEST(RingWorker, RandomKSumsOnlyTheDrawnValuesAndKeepsEveryBucketPlansWeights) {
-  WorkerOptions one = short_job("one"), layerwise = short_job("layerwise");
-  one.compression = layerwise.compression = "randomk:0.05";
-  const std::vector<WorkerResult> a = testing::run_ring_job(one, 3);
-  const std::vector<WorkerResult> b = testing::run_ring_job(layerwise, 3);
-  ASSERT_FALSE(a[0].final_weights.empty());
-  for (int r = 0; r < 3; ++r) {
-    EXPECT_TRUE(a[r].final_weights == a[0].final_weights) << "rank " << r;
-    EXPECT_TRUE(b[r].final_weights == a[0].final_weights) << "rank " << r;
-  }
-  const WorkerResult dense = testing::run_ring_job(short_job("one"), 3)[0];
-  EXPECT_FALSE(dense.final_weights == a[0].final_weights);
-  EXPECT_NEAR(static_cast<double>(a[0].iterations.back().bytes_up) /
-                  static_cast<double>(dense.iterations.back().bytes_up),
-              0.05, 0.005);
-  for (float w : a[0].final_weights) ASSERT_TRUE(std::isfinite(w));
+  const auto [sparse, ratio] = same_weights_for_every_bucket_plan("randomk:0.05");
+  EXPECT_NEAR(ratio, 0.05, 0.005);
+  for (float w : sparse.final_weights) ASSERT_TRUE(std::isfinite(w));
 }
 
 // Every value drawn and no error feedback: the encodings are the gradients in order, and
