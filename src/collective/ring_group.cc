@@ -270,6 +270,15 @@ void RingGroup::exchange(const float* data, std::int64_t count, const std::vecto
   m.bytes_sent += bytes;
 }
 
+void RingGroup::set_emulation(const RingEmulation& e) {
+  Impl& m = *impl_;
+  m.options.emulate = e;
+  m.up.reset();
+  m.down.reset();
+  if (e.up_bps > 0) m.up.emplace(e.up_bps, e.latency_ms);
+  if (e.down_bps > 0) m.down.emplace(e.down_bps, 0.0);
+}
+
 void RingGroup::publish(const std::string& key, const std::string& value) {
   impl_->user_store->set(key, std::vector<std::uint8_t>(value.begin(), value.end()));
 }

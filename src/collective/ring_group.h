@@ -79,6 +79,8 @@ class RingGroup {
                 const std::vector<float*>& from, const std::string& what);
   // Every rank's data[0..count) becomes root's.
   void broadcast(float* data, std::int64_t count, int root, const std::string& what);
+  // The emulated link from now on (a link trace's row; between calls, never during one).
+  void set_emulation(const RingEmulation& emulate);
   // A value every rank publishes and every rank reads back through the store (plans).
   void publish(const std::string& key, const std::string& value);
   std::string read(const std::string& key);

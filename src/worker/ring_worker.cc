@@ -24,34 +24,11 @@
 #include "worker/bucket_ring.h"
 #include "worker/data_share.h"
 #include "worker/peer_job.h"
+#include "worker/ring_replan.h"
 
 namespace dynacomm::worker {
 
 namespace {
-
-// "first-last,first-last,..." in send order, and back (checked against the units).
-std::string encode_buckets(const std::vector<plan::Segment>& buckets) {
-  std::ostringstream s;
-  for (std::size_t b = 0; b < buckets.size(); ++b)
-    s << (b ? "," : "") << buckets[b].first << "-" << buckets[b].last;
-  return s.str();
-}
-
-std::vector<plan::Segment> decode_buckets(const std::string& text, int units) {
-  std::vector<plan::Segment> out;
-  std::istringstream s(text);
-  std::string item;
-  while (std::getline(s, item, ',')) {
-    plan::Segment seg;
-    char dash = 0;
-    std::istringstream one(item);
-    if (!(one >> seg.first >> dash >> seg.last) || dash != '-')
-      throw Error("all-reduce: rank 0's buckets '" + text + "' are malformed");
-    out.push_back(seg);
-  }
-  plan::Plan(std::string("ring"), {{0, units - 1}}, out).validate(units);
-  return out;
-}
 
 std::vector<plan::Segment> layerwise(int units) {
   std::vector<plan::Segment> out;
@@ -193,6 +170,16 @@ std::vector<plan::Segment> plan_buckets(const WorkerOptions& o, collective::Ring
   return buckets;
 }
 
+// A link trace keyed by iteration, under the user-space emulation: its rows for `it`, as
+// the iteration starts (a trace in seconds under --net netns is the launcher's, with tc).
+void follow_link_rows(const WorkerOptions& o, collective::RingGroup& group,
+                      const std::vector<plan::LinkTracePoint>& rows, std::int64_t it,
+                      std::size_t& next) {
+  if (!o.link_trace.by_iteration || o.kernel_shaped) return;
+  for (; next < rows.size() && rows[next].iteration <= it; ++next)
+    group.set_emulation({rows[next].down_bps, rows[next].up_bps, rows[next].latency_ms});
+}
+
 // One mini-batch forward and backward; the loss and when forward ended.
 std::pair<double, Clock::time_point> forward_backward(model::Model& model,
                                                       const data::Dataset& train,
@@ -229,14 +216,22 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
   model.set_observer(&ring);
   const plan::ModelProfile bytes = unit_bytes(o, model, low_rank.get(), selected.get());
   WarmupLog warmup;
-  std::vector<plan::Segment> buckets;
+  RingReplanner replanner(o, *job.group, result, job.log, progress);
+  const std::vector<plan::LinkTracePoint> link_rows = o.link_trace.for_worker(o.rank);
+  std::size_t link_row = 0;
   std::vector<float> mean;
   for (std::int64_t it = 0; it < job.share.total; ++it) {
     const std::int64_t step = job.begin_iteration(it);
-    if (it == o.warmup) buckets = plan_buckets(o, *job.group, warmup, bytes, result, progress);
-    const std::vector<plan::Segment>& plan =
+    follow_link_rows(o, *job.group, link_rows, it, link_row);
+    if (it == o.warmup) {  // rank 0's profile (result.profile) and cost plan the buckets
+      std::vector<plan::Segment> first =
+          plan_buckets(o, *job.group, warmup, bytes, result, progress);
+      replanner.start(it, std::move(first), result.profile,
+                      o.rank == 0 ? warmup.cost(o) : plan::RingCost{});
+    }
+    const std::vector<plan::Segment> plan =
         it < o.warmup ? (it % 2 ? layerwise(n_units) : std::vector<plan::Segment>{{0, n_units - 1}})
-                      : buckets;
+                      : replanner.before_iteration(it, step);
     const auto start = Clock::now();
     const std::int64_t sent_before = job.group->bytes_sent();
     model::seed_dropout(o.seed, o.rank, it);
@@ -253,6 +248,9 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
       warmup.forward.push_back(times.forward_ms);
       warmup.backward.push_back(times.backward_ms);
       warmup.add_buckets(plan, ring.bucket_times());
+    } else {
+      replanner.record(ring.bucket_times());
+      r.plan_id = replanner.plan_id();
     }
     result.iterations.push_back(r);
     job.log.iteration_done(result, step, it < o.warmup ? "warm-up" : "training");

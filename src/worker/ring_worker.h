@@ -8,7 +8,8 @@
 // rank 0 fits the ring's cost to them (a fixed part per all-reduce and a bandwidth:
 // plan/model/ring.h), plans (options.buckets: "planned", the DynaComm push DP under that
 // cost; "ddp", PyTorch DDP's 25 MB rule; "one"; "layerwise") and publishes the buckets
-// through the group's store; every worker runs them.
+// through the group's store; every worker runs them, and rank 0 re-plans them while the job
+// runs (worker/ring_replan.h).
 //
 // Rank 0 evaluates and writes the run's results as a PS worker's rank 0 does.
 #pragma once

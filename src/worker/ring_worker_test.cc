@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/error.h"
+#include "plan/replan/trace_file.h"
 #include "worker/test_cluster.h"
 #include "worker/worker.h"
 
@@ -164,6 +166,37 @@ TEST(RingWorker, PlannedBucketsComeWithAPredictionAndEveryUnitInOneBucket) {
   EXPECT_NO_THROW(r.plan.validate(r.profile.num_units()));
   EXPECT_EQ(r.iterations.size(), 6u);
   EXPECT_GT(r.iterations.back().bytes_up, 0);
+}
+
+// Re-planning while the job runs: the ring's latency rises to 60 ms a step (a link trace
+// keyed by iteration, user-space emulation) after a warm-up on a 50 Mbit/s link without
+// latency, which planned several buckets for cnn (its backward hides small ones); each
+// bucket now costs two steps' latency, and rank 0 refits the cost and changes every rank
+// to one bucket at the same iteration.
+TEST(RingWorker, BucketsAreReplannedForEveryRankWhenTheLinkChanges) {
+  WorkerOptions o = short_job("planned");
+  o.model = "cnn";
+  o.warmup = 4;
+  o.iterations = 13;
+  o.link.down_bps = o.link.up_bps = 50e6;
+  o.link.latency_ms = 0;
+  o.replan_options.min_interval = 3;
+  std::istringstream trace("iteration,down,up,latency\n6,1gbit,1gbit,60ms\n");
+  o.link_trace = plan::parse_link_trace(trace, "test trace");
+  const std::vector<WorkerResult> got = testing::run_ring_job(o, 2);
+  ASSERT_GT(got[0].plans.front().plan.push.size(), 1u) << "the warm-up planned one bucket";
+  ASSERT_FALSE(got[0].plan_changes.empty());
+  EXPECT_GE(got[0].plan_changes.front().iteration, 7);
+  EXPECT_EQ(got[0].plans.back().plan.push, (std::vector<plan::Segment>{{0, 3}}));
+  // Every rank ran the same buckets in every iteration, and ends with the same weights.
+  ASSERT_EQ(got[1].iterations.size(), got[0].iterations.size());
+  for (std::size_t i = 0; i < got[0].iterations.size(); ++i) {
+    EXPECT_EQ(got[1].iterations[i].plan_id, got[0].iterations[i].plan_id) << "iteration " << i;
+    EXPECT_EQ(got[1].iterations[i].push_segments, got[0].iterations[i].push_segments)
+        << "iteration " << i;
+  }
+  EXPECT_GT(got[0].iterations.back().plan_id, 1);
+  EXPECT_TRUE(got[1].final_weights == got[0].final_weights);
 }
 
 TEST(RingWorker, TwoWorkersLearnThePsWeightsUnderBsp) {

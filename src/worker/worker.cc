@@ -152,8 +152,10 @@ void WorkerOptions::validate_ring() const {
   if (!rotation.empty()) throw InvalidInput(the + " takes no scheduler rotation");
   if (device_slowdown != 1 || !slowdown_trace.points.empty())
     throw InvalidInput(the + " does not emulate a slower device (yet)");
-  if (!link_trace.points.empty() && !kernel_shaped)
-    throw InvalidInput(the + " follows a --link-trace only as the kernel's links do (--net netns)");
+  if (!link_trace.points.empty() && !kernel_shaped && !link_trace.by_iteration)
+    throw InvalidInput(the +
+                       " follows a --link-trace in seconds only as the kernel's links do (--net "
+                       "netns); the user-space emulation follows one keyed by iteration");
 }
 
 namespace {
