@@ -119,7 +119,11 @@ const std::vector<plan::Segment>& RingReplanner::before_iteration(std::int64_t i
   }
   if (text != "same") {
     buckets_ = decode_buckets(text, units_);
-    if (o_.rank != 0) ++plan_id_;
+    if (o_.rank != 0) {  // rank 0's plan, its predictions rank 0's
+      ++plan_id_;
+      const plan::Plan p("allreduce-" + o_.buckets, {{0, units_ - 1}}, buckets_);
+      result_.plans.push_back({plan_id_, p.scheduler, p, 0, 0, 0, 0});
+    }
   }
   return buckets_;
 }

@@ -170,14 +170,21 @@ std::vector<plan::Segment> plan_buckets(const WorkerOptions& o, collective::Ring
   return buckets;
 }
 
-// A link trace keyed by iteration, under the user-space emulation: its rows for `it`, as
-// the iteration starts (a trace in seconds under --net netns is the launcher's, with tc).
+// The link trace's rows due as iteration `it` starts (`elapsed_s` into the trace): keyed
+// by iteration, under the user-space emulation, the whole row; in seconds, under --net
+// netns, the latency only (the launcher changes the rates with tc; the latency is the
+// ring's to add, so it follows at the first iteration after its time).
 void follow_link_rows(const WorkerOptions& o, collective::RingGroup& group,
                       const std::vector<plan::LinkTracePoint>& rows, std::int64_t it,
-                      std::size_t& next) {
-  if (!o.link_trace.by_iteration || o.kernel_shaped) return;
-  for (; next < rows.size() && rows[next].iteration <= it; ++next)
-    group.set_emulation({rows[next].down_bps, rows[next].up_bps, rows[next].latency_ms});
+                      double elapsed_s, std::size_t& next) {
+  for (; next < rows.size(); ++next) {
+    const plan::LinkTracePoint& p = rows[next];
+    if (o.link_trace.by_iteration ? p.iteration > it : p.time_s > elapsed_s) break;
+    if (o.kernel_shaped)
+      group.set_emulation({0, 0, p.latency_ms});
+    else
+      group.set_emulation({p.down_bps, p.up_bps, p.latency_ms});
+  }
 }
 
 // One mini-batch forward and backward; the loss and when forward ended.
@@ -222,7 +229,9 @@ WorkerResult run_ring_worker(const WorkerOptions& options, std::ostream& progres
   std::vector<float> mean;
   for (std::int64_t it = 0; it < job.share.total; ++it) {
     const std::int64_t step = job.begin_iteration(it);
-    follow_link_rows(o, *job.group, link_rows, it, link_row);
+    follow_link_rows(o, *job.group, link_rows, it,
+                     ms_between(o.trace_origin.value_or(job.started), Clock::now()) / 1e3,
+                     link_row);
     if (it == o.warmup) {  // rank 0's profile (result.profile) and cost plan the buckets
       std::vector<plan::Segment> first =
           plan_buckets(o, *job.group, warmup, bytes, result, progress);

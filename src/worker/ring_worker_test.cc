@@ -196,6 +196,7 @@ TEST(RingWorker, BucketsAreReplannedForEveryRankWhenTheLinkChanges) {
         << "iteration " << i;
   }
   EXPECT_GT(got[0].iterations.back().plan_id, 1);
+  EXPECT_EQ(got[1].plans.size(), got[0].plans.size());
   EXPECT_TRUE(got[1].final_weights == got[0].final_weights);
 }
 
