@@ -46,10 +46,9 @@ struct WarmupLog {
 
   void add_buckets(const std::vector<plan::Segment>& buckets,
                    const std::vector<BucketRing::BucketTime>& times) {
+    for (const plan::TransferSample& s : transfer_samples(times)) allreduces.push_back(s);
     for (std::size_t b = 0; b < times.size(); ++b) {
       const BucketRing::BucketTime& t = times[b];
-      allreduces.push_back(
-          {static_cast<double>(t.bytes), ms_between(t.start, t.end) - t.compute_ms, 1.0});
       if (t.compute_ms > 0 && buckets[b].first == buckets[b].last) {
         codec.resize(std::max(codec.size(), static_cast<std::size_t>(buckets[b].first) + 1));
         codec[buckets[b].first].push_back(t.compute_ms);
