@@ -25,6 +25,23 @@ double duplex_period(const ModelProfile& profile, const LinkProfile& link, const
   return r.period_ms;
 }
 
+ModelProfile uniform_profile(const std::string& model, int batch, int units, std::int64_t bytes,
+                             double forward_ms, double backward_ms) {
+  ModelProfile p;
+  p.model = model;
+  p.batch = batch;
+  for (int u = 0; u < units; ++u) {
+    UnitProfile unit;
+    unit.name = "u" + std::to_string(u);
+    unit.params = bytes / 4;
+    unit.bytes = bytes;
+    unit.forward_ms = forward_ms;
+    unit.backward_ms = backward_ms;
+    p.units.push_back(unit);
+  }
+  return p;
+}
+
 ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units) {
   ModelProfile p;
   p.model = "random";

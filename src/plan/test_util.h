@@ -5,6 +5,7 @@
 #pragma once
 
 #include <random>
+#include <string>
 
 #include "plan/model/plan.h"
 #include "plan/model/profile.h"
@@ -16,6 +17,9 @@ ModelProfile random_profile(std::mt19937_64& rng, int min_units, int max_units);
 // from them, about half the units' pulls (pull_bytes).
 ModelProfile random_compressed_profile(std::mt19937_64& rng, int min_units, int max_units);
 LinkProfile random_link(std::mt19937_64& rng);
+// `units` alike: named u0, u1, ..., each of `bytes` (params: bytes / 4) and the given times.
+ModelProfile uniform_profile(const std::string& model, int batch, int units, std::int64_t bytes,
+                             double forward_ms, double backward_ms);
 // The PS's aggregation on `link`: 0..20 ms per push and 0.1..100 ms per MB (log-uniform;
 // a busy PS on slow cores to a fast one), for the full-duplex model's tests.
 void add_random_aggregation(std::mt19937_64& rng, LinkProfile& link);

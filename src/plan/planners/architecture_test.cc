@@ -58,18 +58,7 @@ TEST(Architecture, ChoosesTheFastestOfTheModelsPredictions) {
 // share is 25 Mbit/s, and the peer-to-peer architectures win; unlimited, the PS's plan
 // (which overlaps pulls with compute) is no slower than the ring's.
 TEST(Architecture, ASharedCloudLinkTurnsTheChoiceAwayFromThePs) {
-  ModelProfile p;
-  p.model = "big";
-  p.batch = 32;
-  for (int u = 0; u < 10; ++u) {
-    UnitProfile unit;
-    unit.name = "u" + std::to_string(u);
-    unit.params = 250000;
-    unit.bytes = 1000000;
-    unit.forward_ms = 10;
-    unit.backward_ms = 20;
-    p.units.push_back(unit);
-  }
+  const ModelProfile p = testing::uniform_profile("big", 32, 10, 1000000, 10, 20);
   const LinkProfile edge{100e6, 100e6, 0, 0, 1};
   const ArchitectureChoice shared =
       choose_architecture(p, edge, {200e6, 200e6}, 8, {"ps", "allreduce", "gossip"});

@@ -39,17 +39,7 @@ TEST(RingReplan, RefitOfOneSizeMovesTheBandwidthAndKeepsTheFixedPart) {
 // Four 1 MB units whose backward takes 100 ms each: behind a fixed part of 400 ms one
 // bucket is best; on a slow link with a small fixed part, buckets that overlap backward.
 TEST(RingReplan, ChangesWhenTheLinkMakesOtherBucketsFasterByTheThreshold) {
-  ModelProfile p;
-  p.model = "toy";
-  p.batch = 1;
-  for (int u = 0; u < 4; ++u) {
-    UnitProfile unit;
-    unit.name = "u" + std::to_string(u);
-    unit.bytes = 1000000;
-    unit.forward_ms = 10;
-    unit.backward_ms = 100;
-    p.units.push_back(unit);
-  }
+  const ModelProfile p = testing::uniform_profile("toy", 1, 4, 1000000, 10, 100);
   const RingCost fast{400, 1e9}, slow{1, 10e6};
   const std::vector<Segment> one = optimal_ring_buckets(p, fast);
   ASSERT_EQ(one, (std::vector<Segment>{{0, 3}}));
