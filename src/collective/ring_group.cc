@@ -65,12 +65,10 @@ struct Layout {
       fill[r.owner] += r.count;
     }
   }
-  // Chunk `own` comes from `packed`, the others from `gathered` (laid out alike).
-  void unpack(const float* packed, const float* gathered, int own, float* data) const {
+  void unpack(const float* packed, float* data) const {
     std::vector<std::int64_t> fill = base;
     for (const Run& r : runs) {
-      const float* from = (r.owner == own ? packed : gathered) + fill[r.owner];
-      std::copy(from, from + r.count, data + r.from);
+      std::copy(packed + fill[r.owner], packed + fill[r.owner] + r.count, data + r.from);
       fill[r.owner] += r.count;
     }
   }
@@ -87,7 +85,7 @@ struct RingGroup::Impl {
   std::uint32_t sequence = 0;
   std::int64_t bytes_sent = 0;
   std::optional<net::LinkShaper> up, down;
-  std::vector<float> packed, incoming, gathered;
+  std::vector<float> packed, incoming;
   std::vector<c10::Half> packed16, incoming16;  // half_wire: one step's chunks
   int width() const { return options.half_wire ? 2 : 4; }
 
@@ -145,63 +143,6 @@ struct RingGroup::Impl {
     if (in_by) std::this_thread::sleep_until(*in_by);
     bytes_sent += n_out * width();
   }
-
-  // The 2(P-1) steps of a packed bucket, pipelined (RingGroupOptions::segment_floats):
-  // every receive is posted first, each into a region of its own; each segment is reduced
-  // (or, gathering, kept) as it arrives and sent on to the right at once: the chunk a step
-  // sends is the one the step before received. Leaves the finished chunks of the others in
-  // `gathered` and this rank's in `packed`.
-  void pipelined(const Layout& layout, const std::string& label) {
-    const int p = options.size, r = options.rank, steps = 2 * (p - 1);
-    const std::int64_t seg = options.segment_floats;
-    std::int64_t most = 1;
-    for (std::int64_t len : layout.length) most = std::max(most, (len + seg - 1) / seg);
-    const std::uint32_t first_tag = sequence;
-    sequence += static_cast<std::uint32_t>(steps * most);
-    auto tag = [&](int k, std::int64_t j) {
-      return static_cast<int>((first_tag + static_cast<std::uint32_t>(k * most + j)) & 0x3fffffffu);
-    };
-    auto name = [&](int k, std::int64_t j) {
-      return label +
-             (k < p - 1 ? " (reduce step " + std::to_string(k)
-                        : " (gather step " + std::to_string(k - p + 1)) +
-             " segment " + std::to_string(j) + ")";
-    };
-    auto in_chunk = [&](int k) { return ((r - 2 - k) % p + p) % p; };
-    auto pieces = [&](int c) { return (layout.length[c] + seg - 1) / seg; };
-    auto piece = [&](int c, std::int64_t j) { return std::min(seg, layout.length[c] - j * seg); };
-    std::vector<std::vector<c10::intrusive_ptr<c10d::Work>>> received(steps);
-    for (int k = 0; k < steps; ++k) {
-      const int c = in_chunk(k);
-      float* region = (k < p - 1 ? incoming : gathered).data() + layout.base[c];
-      for (std::int64_t j = 0; j < pieces(c); ++j) {
-        std::vector<at::Tensor> in{view(region + j * seg, piece(c, j))};
-        received[k].push_back(group->recv(in, left(), tag(k, j)));
-      }
-    }
-    std::vector<std::pair<c10::intrusive_ptr<c10d::Work>, std::string>> sent;
-    auto send = [&](int k, int c, std::int64_t j, float* from) {
-      std::vector<at::Tensor> out{view(from + layout.base[c] + j * seg, piece(c, j))};
-      sent.emplace_back(group->send(out, right(), tag(k, j)), name(k, j));
-      bytes_sent += piece(c, j) * 4;
-    };
-    const int first_out = (r - 1 + p) % p;
-    for (std::int64_t j = 0; j < pieces(first_out); ++j) send(0, first_out, j, packed.data());
-    for (int k = 0; k < steps; ++k) {
-      const int c = in_chunk(k);
-      for (std::int64_t j = 0; j < pieces(c); ++j) {
-        wait(received[k][j], "receive from", left(), name(k, j));
-        const std::int64_t at = layout.base[c] + j * seg;
-        if (k < p - 1) {
-          float* acc = packed.data() + at;
-          const float* add = incoming.data() + at;
-          for (std::int64_t i = 0; i < piece(c, j); ++i) acc[i] = add[i] + acc[i];
-        }
-        if (k + 1 < steps) send(k + 1, c, j, k < p - 1 ? packed.data() : gathered.data());
-      }
-    }
-    for (auto& [work, what] : sent) wait(work, "send to", right(), what);
-  }
 };
 
 RingGroup::RingGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -213,9 +154,6 @@ std::unique_ptr<RingGroup> RingGroup::connect(const RingGroupOptions& o) {
                        std::to_string(o.size) + " workers");
   if (o.store_port < 0 || o.store_port > 65535 || (o.rank > 0 && o.store_port == 0))
     throw InvalidInput("all-reduce group: store port " + std::to_string(o.store_port));
-  if (o.segment_floats < 0)
-    throw InvalidInput("all-reduce group: segment of " + std::to_string(o.segment_floats) +
-                       " floats");
   auto impl = std::make_unique<Impl>();
   impl->options = o;
   const std::chrono::milliseconds join = std::max(o.timeout, o.join_timeout);
@@ -263,13 +201,6 @@ void RingGroup::allreduce_sum(float* data, std::int64_t count, std::int64_t offs
   m.incoming.resize(static_cast<std::size_t>(count));
   layout.pack(data, m.packed.data());
   const std::string label = "all-reduce " + what;
-  if (m.options.segment_floats > 0 && !m.up && !m.down && m.options.emulate.latency_ms <= 0 &&
-      !m.options.half_wire) {
-    m.gathered.resize(static_cast<std::size_t>(count));
-    m.pipelined(layout, label);
-    layout.unpack(m.packed.data(), m.gathered.data(), r, data);
-    return;
-  }
   // Reduce-scatter: chunk g starts at rank g+1 and gathers each rank's values in ring order,
   // ending at rank g.
   for (int k = 0; k + 1 < p; ++k) {
@@ -289,7 +220,7 @@ void RingGroup::allreduce_sum(float* data, std::int64_t count, std::int64_t offs
     std::copy(m.incoming.begin(), m.incoming.begin() + layout.length[in],
               m.packed.begin() + layout.base[in]);
   }
-  layout.unpack(m.packed.data(), m.packed.data(), r, data);
+  layout.unpack(m.packed.data(), data);
 }
 
 void RingGroup::broadcast(float* data, std::int64_t count, int root, const std::string& what) {

@@ -11,9 +11,7 @@
 // ((x_{g+1} + x_{g+2}) + ...) + x_g for its owner g, whatever the buckets: every bucket plan
 // gives the same bits. The cost is Gloo's ring's, 2(P-1) steps of about B/P bytes
 // (plan/model/ring.h), plus packing the bucket's blocks by owner (a memcpy). With
-// half_wire the steps carry half as many bytes. Unpaced, the steps are pipelined in
-// segments (segment_floats) as Gloo's own ring is: a link is not idle while a step's last
-// bytes are added.
+// half_wire the steps carry half as many bytes.
 //
 // With `emulate` set, each step's transfer is paced in user space like the PS's links
 // (net/shaper.h: the uplink's token bucket and the latency before a send, the downlink's
@@ -54,11 +52,6 @@ struct RingGroupOptions {
   // chunk the same way before the all-gather, so every rank ends with the same bits (and
   // every bucket plan too: the rounding happens per element at the same steps).
   bool half_wire = false;
-  // Unpaced float steps (no emulation, no half_wire) travel pipelined: each chunk in
-  // segments of at most this many floats, every receive posted at once, and a segment sent
-  // on as soon as it is reduced, so no step waits for the whole of the last one (the
-  // summation order, hence the bits, are the same). 0: one step at a time, as paced.
-  std::int64_t segment_floats = 65536;
 };
 
 class RingGroup {

@@ -25,8 +25,7 @@ using std::chrono::milliseconds;
 
 // Runs fn(rank) on `size` threads, each in a group of its own; rethrows the first failure.
 void spawn(int size, const std::function<void(RingGroup&)>& fn,
-           milliseconds timeout = milliseconds(20000), bool half_wire = false,
-           std::int64_t segment_floats = 65536) {
+           milliseconds timeout = milliseconds(20000), bool half_wire = false) {
   const int port = net::free_tcp_port();
   std::vector<std::exception_ptr> errors(size);
   std::vector<std::thread> threads;
@@ -36,7 +35,6 @@ void spawn(int size, const std::function<void(RingGroup&)>& fn,
         // Joining waits for threads started on a busy machine: the step timeout is the test's.
         RingGroupOptions o{"127.0.0.1", port, "127.0.0.1",         r,        size,
                            timeout,     {},   milliseconds(60000), half_wire};
-        o.segment_floats = segment_floats;
         auto group = RingGroup::connect(o);
         fn(*group);
       } catch (...) {
@@ -75,7 +73,7 @@ Buckets cut(std::int64_t n, const std::vector<std::int64_t>& sizes) {
 }
 
 std::vector<std::vector<float>> run(int size, std::int64_t n, const Buckets& buckets,
-                                    bool half_wire = false, std::int64_t segment_floats = 65536) {
+                                    bool half_wire = false) {
   std::vector<std::vector<float>> out(size);
   spawn(
       size,
@@ -89,7 +87,7 @@ std::vector<std::vector<float>> run(int size, std::int64_t n, const Buckets& buc
           EXPECT_EQ(g.bytes_sent(), 2 * (size - 1) * n / size * (half_wire ? 2 : 4));
         }
       },
-      milliseconds(20000), half_wire, segment_floats);
+      milliseconds(20000), half_wire);
   return out;
 }
 
@@ -115,13 +113,12 @@ std::vector<float> ring_order_sums(const std::vector<std::vector<float>>& x, std
 
 // Every plan's sums, on every rank, are `expected` bit for bit.
 void expect_every_plan_gives(int size, std::int64_t n, const std::vector<Buckets>& plans,
-                             const std::vector<float>& expected, bool half_wire = false,
-                             std::int64_t segment_floats = 65536) {
+                             const std::vector<float>& expected, bool half_wire = false) {
   for (const Buckets& plan : plans) {
-    std::vector<std::vector<float>> got = run(size, n, plan, half_wire, segment_floats);
+    std::vector<std::vector<float>> got = run(size, n, plan, half_wire);
     for (int r = 0; r < size; ++r)
       ASSERT_EQ(0, std::memcmp(got[r].data(), expected.data(), n * sizeof(float)))
-          << "rank " << r << ", " << plan.size() << " buckets, segments of " << segment_floats;
+          << "rank " << r << ", " << plan.size() << " buckets";
   }
 }
 
@@ -136,22 +133,6 @@ TEST(RingGroup, SumsInTheOrderFixedByEachElementsOwnerForEveryBucketPlan) {
                             {cut(n, {n}), cut(n, {1, 7, 300, 1000}), cut(n, {2999}),
                              cut(n, {100, 100, 100, 100, 100, 100, 100, 100, 100, 100})},
                             expected);
-  }
-}
-
-// Pipelined steps (segments of a few floats, so each chunk is many segments in flight at
-// once, and buckets whose chunks differ in length) give the step-by-step ring's bits.
-TEST(RingGroup, PipelinedSegmentsGiveTheSameBitsAsOneStepAtATime) {
-  const std::int64_t n = 3000;
-  for (int size : {2, 3, 4}) {
-    std::vector<std::vector<float>> x(size);
-    for (int r = 0; r < size; ++r) x[r] = gradient(r, n);
-    const std::vector<float> expected = ring_order_sums(x, n, unchanged);
-    for (std::int64_t segment : {0, 1, 7, 100}) {
-      SCOPED_TRACE(std::to_string(size) + " ranks, segments of " + std::to_string(segment));
-      expect_every_plan_gives(size, n, {cut(n, {n}), cut(n, {1, 7, 300, 1000})}, expected, false,
-                              segment);
-    }
   }
 }
 
