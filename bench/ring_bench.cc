@@ -2,8 +2,7 @@
 // (ProcessGroupGloo::allreduce, what PyTorch DDP calls per bucket), side by side on
 // loopback, the ranks as threads: one bucket of resnet18's gradient (11.2 M floats) and
 // one of mobilenetv2's (2.2 M). Loopback is unshaped, so this measures the collectives'
-// own work on the cores (our ring's packing by owner, its one-thread reduction, the turns
-// between steps), which a slow link hides.
+// own work on the cores (for our ring, packing by owner among it), which a slow link hides.
 //
 //   build/bench/ring_bench
 #include <benchmark/benchmark.h>
@@ -82,7 +81,6 @@ void time_allreduce(benchmark::State& state, std::vector<AllReduce> ranks, std::
 void BM_DynacommRing(benchmark::State& state) {
   const int ranks = static_cast<int>(state.range(0));
   const int port = net::free_tcp_port();
-  std::vector<std::shared_ptr<collective::RingGroup>> groups(ranks);
   auto all = join(ranks, [&](int r) -> AllReduce {
     collective::RingGroupOptions o;
     o.store_port = port;
