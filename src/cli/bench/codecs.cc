@@ -172,7 +172,9 @@ Axis axis_of(const JobFlags& job) {
   const std::vector<std::string> archs = split_arch_list(job.arch);
   if ((codecs.size() > 1) + (modes.size() > 1) + (archs.size() > 1) > 1)
     throw InvalidInput("bench: one list of --compress, --sync or --arch, not two (one bench each)");
-  if (archs.size() > 1)
+  // One architecture other than the PS runs as a list of one (its own jobs, --peers ddp).
+  if (archs.size() > 1 ||
+      (archs.size() == 1 && archs[0] != "ps" && codecs.size() <= 1 && modes.size() <= 1))
     return {"--arch", "architecture", "arch",
             [](JobFlags& j, const std::string& v) { j.set_arch(v); }, archs};
   if (modes.size() > 1)
@@ -193,6 +195,7 @@ std::string overrides(const BenchFlags& f) {
 // The flags of the codec bench's jobs, checked before anything starts.
 JobFlags codec_job(const BenchFlags& f, bool to_accuracy, const Axis& axis) {
   JobFlags base = f.job;
+  if (axis.stem != "arch") base.set_arch(base.arch);  // one, as allreduce:RULE or gossip:TOPOLOGY
   base.rotation.clear();
   if (!f.sweep.empty())
     throw InvalidInput(
@@ -220,7 +223,8 @@ JobFlags codec_job(const BenchFlags& f, bool to_accuracy, const Axis& axis) {
 
 bool codec_bench_requested(const BenchFlags& f) {
   return f.job.target_accuracy > 0 || compress::split_codec_list(f.job.compress).size() > 1 ||
-         split_sync_list(f.job.sync).size() > 1 || split_arch_list(f.job.arch).size() > 1;
+         split_sync_list(f.job.sync).size() > 1 ||
+         split_arch_list(f.job.arch) != std::vector<std::string>{"ps"};
 }
 
 void run_codec_bench(const BenchFlags& f) {
@@ -290,8 +294,7 @@ void run_codec_bench(const BenchFlags& f) {
       ", " + base.model + ", " + std::to_string(base.workers) + " workers, batch " +
       std::to_string(base.batch) + ", " + fmt("%.0f", wo.link.down_bps / 1e6) + " Mbit/s down / " +
       fmt("%.0f", wo.link.up_bps / 1e6) + " Mbit/s up, latency " + base.latency + ", links " +
-      (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") + ", scheduler " +
-      base.scheduler +
+      links_description(base.net) + ", scheduler " + base.scheduler +
       (base.compress_pulls == "none" ? std::string()
                                      : ", pulls --compress-pulls " + base.compress_pulls) +
       (axis.stem == "sync" ? ", --compress " + base.compress : ", --sync " + base.sync) +
