@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "base/error.h"
@@ -134,6 +135,13 @@ std::string NetnsTopology::unavailable_reason() {
     return "--net netns needs `ip` and `tc` (Debian package iproute2)";
   if (::access("/proc/self/ns/net", R_OK) != 0) return "this kernel has no network namespaces";
   return "";
+}
+
+std::string NetnsTopology::congestion_control() {
+  std::ifstream in("/proc/sys/net/ipv4/tcp_congestion_control");
+  std::string name;
+  in >> name;
+  return name;
 }
 
 int NetnsTopology::clean_leftovers() {

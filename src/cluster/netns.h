@@ -72,6 +72,10 @@ class NetnsTopology {
   static std::string unavailable_reason();
   // Removes namespaces left by runs whose launcher is gone; returns how many.
   static int clean_leftovers();
+  // The TCP congestion control the namespaces' connections use: the host's default, which
+  // a new namespace inherits ("cubic", "bbr", ...; "" when it cannot be read). It shapes
+  // how flows share a tbf link, so the bench names it (docs/architectures.md).
+  static std::string congestion_control();
 
  private:
   void add_cloud(const CloudLinkRates& cloud);

@@ -197,6 +197,24 @@ TEST_F(Netns, RatesChangeWhileTheLauncherStartsAndWaitsForChildren) {
   std::system(("rm -rf '" + dir + "'").c_str());
 }
 
+// The bench names the congestion control the links' flows use: what a worker's namespace
+// really runs, the host's default it inherited.
+TEST_F(Netns, NamesTheCongestionControlTheNamespacesRun) {
+  NetnsTopology net(1, {{50e6, 10e6}});
+  const std::string cc = NetnsTopology::congestion_control();
+  ASSERT_FALSE(cc.empty());
+  FILE* p = ::popen(("ip netns exec " + net.worker_namespace(0) +
+                     " cat /proc/sys/net/ipv4/tcp_congestion_control")
+                        .c_str(),
+                    "r");
+  ASSERT_NE(p, nullptr);
+  char buf[64] = {};
+  const bool got = std::fgets(buf, sizeof buf, p) != nullptr;
+  ::pclose(p);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(std::string(buf), cc + "\n");
+}
+
 TEST_F(Netns, RemovesEverythingAndCleansLeftovers) {
   std::string prefix;
   {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/stats.h"
+#include "cluster/netns.h"
 
 namespace dynacomm::cli::bench {
 
@@ -82,6 +83,13 @@ report::GanttRow gantt_row(const nlohmann::json& trace, const std::string& label
   }
   if (full_duplex && next < 1e300) row.period_ms = next - t0;
   return row;
+}
+
+std::string links_description(const std::string& net) {
+  if (net != "netns") return "user-space emulation";
+  const std::string cc = cluster::NetnsTopology::congestion_control();
+  return "kernel tbf (netns, TCP " + (cc.empty() ? std::string("congestion control unknown") : cc) +
+         ")";
 }
 
 std::string fmt(const char* f, double v) {

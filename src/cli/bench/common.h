@@ -18,6 +18,9 @@ struct Stats {
 };
 Stats stats_of(std::vector<double> v);
 
+// The links of a bench's header: "kernel tbf (netns, TCP cubic)" or "user-space emulation".
+std::string links_description(const std::string& net);
+
 std::string fmt(const char* f, double v);  // printf of one number
 std::string online_cell(double x);         // "%.1f", or "-" when x <= 0
 

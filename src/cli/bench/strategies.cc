@@ -73,9 +73,8 @@ void run_bench(const BenchFlags& f) {
   BenchOutput output;
   std::string& md = output.md;
   md = "# dynacomm bench: " + base.model + ", " + std::to_string(base.workers) +
-       " workers, batch " + std::to_string(base.batch) + ", links " +
-       (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") + ", latency " +
-       base.latency + "\n\nStrategies take turns of " + std::to_string(f.block) +
+       " workers, batch " + std::to_string(base.batch) + ", links " + links_description(base.net) +
+       ", latency " + base.latency + "\n\nStrategies take turns of " + std::to_string(f.block) +
        " iterations; the first " + std::to_string(settle) + " of each turn not measured.\n\n";
   for (const std::string& bw : bandwidths)
     bench_setting(f, base, bw, settle, turns * measured_per_turn, out, folder, threads, output);

@@ -50,7 +50,7 @@ void write_trace_report(const BenchFlags& f, const JobFlags& base,
   std::string md =
       "# dynacomm bench: re-planning on a trace: " + base.model + ", " +
       std::to_string(base.workers) + " workers, batch " + std::to_string(base.batch) + ", links " +
-      (base.net == "netns" ? "kernel tbf (netns)" : "user-space emulation") +
+      links_description(base.net) +
       "\n\nTrace: " + (base.link_trace.empty() ? "(none)" : base.link_trace) +
       (base.device_slowdown_trace.empty() ? "" : ", device " + base.device_slowdown_trace) + ". " +
       std::to_string(f.iterations) +
