@@ -31,15 +31,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string namespaces() {
+// What a shell command prints on stdout ("" when it cannot run).
+std::string output_of(const std::string& command) {
   std::string out;
-  FILE* p = ::popen("ip netns list 2>/dev/null", "r");
+  FILE* p = ::popen(command.c_str(), "r");
   if (!p) return out;
   char buf[256];
   while (std::fgets(buf, sizeof buf, p)) out += buf;
   ::pclose(p);
   return out;
 }
+
+std::string namespaces() { return output_of("ip netns list 2>/dev/null"); }
 
 // Namespaces of ours whose launcher has exited: what a run failed to clean up. (Other
 // runs' namespaces, whose launchers live, are not leftovers.)
@@ -203,16 +206,9 @@ TEST_F(Netns, NamesTheCongestionControlTheNamespacesRun) {
   NetnsTopology net(1, {{50e6, 10e6}});
   const std::string cc = NetnsTopology::congestion_control();
   ASSERT_FALSE(cc.empty());
-  FILE* p = ::popen(("ip netns exec " + net.worker_namespace(0) +
-                     " cat /proc/sys/net/ipv4/tcp_congestion_control")
-                        .c_str(),
-                    "r");
-  ASSERT_NE(p, nullptr);
-  char buf[64] = {};
-  const bool got = std::fgets(buf, sizeof buf, p) != nullptr;
-  ::pclose(p);
-  ASSERT_TRUE(got);
-  EXPECT_EQ(std::string(buf), cc + "\n");
+  EXPECT_EQ(output_of("ip netns exec " + net.worker_namespace(0) +
+                      " cat /proc/sys/net/ipv4/tcp_congestion_control"),
+            cc + "\n");
 }
 
 TEST_F(Netns, RemovesEverythingAndCleansLeftovers) {
