@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -115,6 +116,23 @@ TEST(ThreadedCluster, LocalSgdIsBspAtOneStepAndTheSameUnderEveryStrategy) {
     job.scheduler = s;
     EXPECT_TRUE(run_job(job, 2) == local.final_weights) << s << " changed local:3's weights";
   }
+}
+
+// SSP through the real worker, whose pace the PS's pulls hold (no wait for its pushes'
+// acks): ssp:0 is BSP bit for bit, and under ssp:2 both workers run the job to its end
+// with a push of every iteration, as many bytes as BSP's, and finite weights.
+TEST(ThreadedCluster, SspZeroIsBspAndSspTwoPushesEveryIteration) {
+  WorkerOptions job = short_job("lenet5", "dynacomm-fd");
+  job.iterations = 11;
+  const WorkerResult bsp = run_job_result(job, 2);
+  ASSERT_FALSE(bsp.final_weights.empty());
+  job.sync = "ssp:0";
+  EXPECT_TRUE(run_job(job, 2) == bsp.final_weights) << "ssp:0 is not BSP";
+  job.sync = "ssp:2";
+  const WorkerResult ssp = run_job_result(job, 2);
+  ASSERT_EQ(ssp.final_weights.size(), bsp.final_weights.size());
+  EXPECT_EQ(bytes_pushed(ssp), bytes_pushed(bsp));
+  for (const float w : ssp.final_weights) ASSERT_TRUE(std::isfinite(w));
 }
 
 // --scheduler auto: both workers plan every strategy, agree through the PS on each one's

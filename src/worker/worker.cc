@@ -640,6 +640,9 @@ bool stops_before(const WorkerOptions& o, std::int64_t it, std::int64_t first,
   return true;
 }
 
+// Stale-synchronous (ssp:S): the PS's pulls bound how far a worker runs past its own pushes.
+bool is_ssp(const std::string& sync) { return sync.rfind("ssp:", 0) == 0; }
+
 // The PS's iteration of step `it`: local SGD's round, or the one after the last step's (a
 // dropped backup worker's jumps to the version it read: Comm::next_iteration).
 std::int64_t round_of_step(std::int64_t it, std::int64_t first, const LocalSteps& locals,
@@ -783,9 +786,14 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     if (it > first)
       result.iterations.back().ms = ms_between(iteration_start, it == o.warmup ? warmup_end : now);
     iteration_start = now;
-    // Outside BSP's lockstep nothing else holds a worker to its uplink's pace: pushes of
-    // one iteration at most are still on their way while it computes the next.
-    if (o.sync != "bsp" && !locals.local() && it > first) comm.wait_for_pushes_before(last_round);
+    // Under ASP and backup workers nothing else holds a worker to its uplink's pace: pushes
+    // of one iteration at most are still on their way while it computes the next. SSP's
+    // pulls hold it already (the PS answers a pull for t once the worker's own pushes of
+    // t-S-1 are in), and gating on acks there cost a straggler half its pace: they come
+    // back in the same stream as the pull replies, which SSP answers at once, so on a slow
+    // downlink they arrive seconds late (docs/sync.md).
+    if (o.sync != "bsp" && !is_ssp(o.sync) && !locals.local() && it > first)
+      comm.wait_for_pushes_before(last_round);
     comm.begin_iteration(round, slicing.lift(plan), predicted_ms, locals.exchange(it));
     const std::int64_t previous_round = std::exchange(last_round, round);
 
