@@ -97,17 +97,25 @@ std::int64_t bytes_pushed(const WorkerResult& r) {
   return bytes;
 }
 
+// `job` for 11 iterations under BSP, and under `twin`, a mode the maths makes BSP, which
+// must learn the same weights bit for bit; returns BSP's result.
+WorkerResult bsp_and_its_twin(WorkerOptions& job, const std::string& twin) {
+  job.iterations = 11;
+  job.sync = "bsp";
+  WorkerResult bsp = run_job_result(job, 2);
+  job.sync = twin;
+  EXPECT_TRUE(run_job(job, 2) == bsp.final_weights) << twin << " is not BSP";
+  return bsp;
+}
+
 // Local SGD (optim/local_sgd.h) through the real worker: local:1 is BSP bit for bit; with
 // H = 3 the weights change, the pushes are one per round (2 warm-up iterations, then rounds
 // of 3 over 9 steps: 5 pushes against 11), and every strategy's segmented, overlapped
 // exchanges of the rounds' sums learn the same weights.
 TEST(ThreadedCluster, LocalSgdIsBspAtOneStepAndTheSameUnderEveryStrategy) {
   WorkerOptions job = short_job("lenet5", "sequential");
-  job.iterations = 11;
-  const WorkerResult bsp = run_job_result(job, 2);
+  const WorkerResult bsp = bsp_and_its_twin(job, "local:1");
   ASSERT_FALSE(bsp.final_weights.empty());
-  job.sync = "local:1";
-  EXPECT_TRUE(run_job(job, 2) == bsp.final_weights) << "local:1 is not BSP";
   job.sync = "local:3";
   const WorkerResult local = run_job_result(job, 2);
   EXPECT_FALSE(local.final_weights == bsp.final_weights);
@@ -123,11 +131,8 @@ TEST(ThreadedCluster, LocalSgdIsBspAtOneStepAndTheSameUnderEveryStrategy) {
 // with a push of every iteration, as many bytes as BSP's, and finite weights.
 TEST(ThreadedCluster, SspZeroIsBspAndSspTwoPushesEveryIteration) {
   WorkerOptions job = short_job("lenet5", "dynacomm-fd");
-  job.iterations = 11;
-  const WorkerResult bsp = run_job_result(job, 2);
+  const WorkerResult bsp = bsp_and_its_twin(job, "ssp:0");
   ASSERT_FALSE(bsp.final_weights.empty());
-  job.sync = "ssp:0";
-  EXPECT_TRUE(run_job(job, 2) == bsp.final_weights) << "ssp:0 is not BSP";
   job.sync = "ssp:2";
   const WorkerResult ssp = run_job_result(job, 2);
   ASSERT_EQ(ssp.final_weights.size(), bsp.final_weights.size());
