@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <utility>
 
@@ -69,6 +70,7 @@ void RingReplanner::record(const std::vector<BucketRing::BucketTime>& times) {
 
 bool RingReplanner::due(std::int64_t it, std::int64_t step) const {
   if (o_.workers < 2 || o_.buckets != "planned" || started_ < 0 || it <= started_) return false;
+  if (probing_) return true;  // the probe's iteration is done: the decision
   switch (o_.replan) {
     case plan::ReplanMode::kDynamic:
       return (it - started_) % o_.replan_options.min_interval == 0;
@@ -80,12 +82,27 @@ bool RingReplanner::due(std::int64_t it, std::int64_t step) const {
 }
 
 std::string RingReplanner::decide(std::int64_t it) {
+  // A probe at most every 10 re-plans (each costs one more fixed part of the ring).
+  const std::int64_t every =
+      o_.replan == plan::ReplanMode::kEpoch ? 0 : 10 * o_.replan_options.min_interval;
+  if (!probing_ && it - last_probe_ >= every)
+    if (const auto probe = plan::ring_probe(profile_, recent_)) {  // recent_ kept for the fit
+      if (last_probe_ < 0)
+        progress_ << "all-reduce: the all-reduces are of one size, which cannot tell the "
+                     "ring's fixed part from its bandwidth: from iteration "
+                  << it << " on, one iteration every "
+                  << (every ? std::to_string(every) + " iterations" : std::string("epoch"))
+                  << " runs buckets " << plan::format_segments(*probe) << " to tell them\n";
+      last_probe_ = it;
+      return kProbe + encode_buckets(*probe);
+    }
   const plan::RingCost now = plan::refit_ring_cost(last_, recent_);
   recent_.clear();
   last_ = now;
   const double threshold =
       o_.replan == plan::ReplanMode::kEpoch ? 0.0 : o_.replan_options.threshold;
-  const plan::RingReplan r = plan::replan_ring(profile_, now, buckets_, threshold);
+  const std::vector<plan::Segment>& current = probing_ ? resume_ : buckets_;
+  const plan::RingReplan r = plan::replan_ring(profile_, now, current, threshold);
   if (!r.change) return "same";
   char why[200];
   std::snprintf(why, sizeof why, "ring cost %.1f ms + %.1f Mbit/s, was %.1f ms + %.1f",
@@ -117,6 +134,13 @@ const std::vector<plan::Segment>& RingReplanner::before_iteration(std::int64_t i
   } else {
     text = group_.read(key);
   }
+  if (text.rfind(kProbe, 0) == 0) {  // one iteration with the probe's buckets, then back
+    resume_ = buckets_;
+    probing_ = true;
+    buckets_ = decode_buckets(text.substr(std::strlen(kProbe)), units_);
+    return buckets_;
+  }
+  if (std::exchange(probing_, false) && text == "same") buckets_ = resume_;
   if (text != "same") {
     buckets_ = decode_buckets(text, units_);
     if (o_.rank != 0) {  // rank 0's plan, its predictions rank 0's

@@ -4,7 +4,10 @@
 // first plan (oracle hands the PS's planner a link trace's true figures; the ring has no
 // such path, and says so). Rank 0 refits the ring's cost to the all-reduces since its last
 // look, plans, and publishes the buckets (or "same") under a key of that iteration; every
-// rank reads it there, so all run the same buckets. Every bucket plan sums each element in
+// rank reads it there, so all run the same buckets. When those all-reduces were all of one
+// size (one bucket), rank 0 first publishes a probe (at most every 10 re-plans): one
+// iteration with two unequal buckets, whose sizes let the refit see the fixed part (a
+// latency change) too. Every bucket plan sums each element in
 // the same order (collective/ring_group.h): the weights do not depend on when, or whether,
 // the buckets change.
 //
@@ -71,6 +74,13 @@ class RingReplanner {
   std::int64_t started_ = -1;
   int units_ = 0;
   int plan_id_ = 1;
+  // Probing (plan/replan/ring_replan.h: ring_probe): rank 0 publishes kProbe and the probe's
+  // buckets; every rank runs them for one iteration, then the decision, whose "same" means
+  // the buckets from before the probe (resume_).
+  static constexpr const char* kProbe = "probe:";
+  bool probing_ = false;
+  std::vector<plan::Segment> resume_;
+  std::int64_t last_probe_ = -1000000;  // rank 0: the iteration of its last probe
 };
 
 }  // namespace dynacomm::worker

@@ -200,6 +200,35 @@ TEST(RingWorker, BucketsAreReplannedForEveryRankWhenTheLinkChanges) {
   EXPECT_TRUE(got[1].final_weights == got[0].final_weights);
 }
 
+// The other way, a change of latency alone: the warm-up on 1 Gbit/s at 60 ms a step
+// planned one bucket, and from iteration 4 the latency is gone. One bucket's all-reduces alone
+// would read that as more bandwidth and keep one bucket; rank 0 runs one iteration with the probe's
+// two buckets (every rank the same), refits both figures, and plans more buckets.
+TEST(RingWorker, AOneBucketPlanSeesALatencyDropThroughAProbe) {
+  WorkerOptions o = short_job("planned");
+  o.model = "cnn";
+  o.warmup = 4;
+  o.iterations = 12;
+  o.link.down_bps = o.link.up_bps = 1e9;
+  o.link.latency_ms = 60;
+  o.replan_options.min_interval = 3;
+  o.replan_options.threshold = 0;  // the gain is ~10%: no margin for a busy machine's noise
+  std::istringstream trace("iteration,down,up,latency\n4,1gbit,1gbit,0ms\n");
+  o.link_trace = plan::parse_link_trace(trace, "test trace");
+  const std::vector<WorkerResult> got = testing::run_ring_job(o, 2);
+  ASSERT_EQ(got[0].plans.front().plan.push.size(), 1u) << "the warm-up planned buckets";
+  ASSERT_FALSE(got[0].plan_changes.empty());
+  EXPECT_GT(got[0].plans.back().plan.push.size(), 1u);
+  bool probed = false;
+  for (std::size_t i = 0; i < got[0].iterations.size(); ++i) {
+    const IterationRecord& r = got[0].iterations[i];
+    if (i >= 4 && r.plan_id == 1 && r.push_segments == 2) probed = true;
+    EXPECT_EQ(got[1].iterations[i].push_segments, r.push_segments) << "iteration " << i;
+  }
+  EXPECT_TRUE(probed);
+  EXPECT_TRUE(got[1].final_weights == got[0].final_weights);
+}
+
 TEST(RingWorker, TwoWorkersLearnThePsWeightsUnderBsp) {
   WorkerOptions ring = short_job("planned");
   WorkerOptions ps = ring;

@@ -1,6 +1,7 @@
 #include "plan/replan/ring_replan.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "plan/planners/ring_buckets.h"
 
@@ -18,6 +19,22 @@ RingCost refit_ring_cost(const RingCost& warm, const std::vector<TransferSample>
   double median = *mid;
   if (bps.size() % 2 == 0) median = (median + *std::max_element(bps.begin(), mid)) / 2;
   return {warm.fixed_ms, median};
+}
+
+std::optional<std::vector<Segment>> ring_probe(const ModelProfile& profile,
+                                               const std::vector<TransferSample>& recent) {
+  const int units = profile.num_units();
+  if (units < 2 || fit_link(recent).bandwidth_fitted) return std::nullopt;
+  double total = 0;
+  for (const UnitProfile& u : profile.units) total += static_cast<double>(u.bytes);
+  int split = units - 1;  // the first bucket is split..units-1
+  double best = -1, tail = 0;
+  for (int k = units - 1; k >= 1; --k) {
+    tail += static_cast<double>(profile.units[static_cast<std::size_t>(k)].bytes);
+    const double off = std::abs(tail - total / 3);
+    if (best < 0 || off < best) best = off, split = k;
+  }
+  return std::vector<Segment>{{split, units - 1}, {0, split - 1}};
 }
 
 RingReplan replan_ring(const ModelProfile& profile, const RingCost& cost,

@@ -7,14 +7,18 @@
 // all-reduces: both its fixed part (2(P-1) steps' overhead and latency) and its bandwidth
 // when their sizes differ enough (plan/estimate/link_fit.h's robust fit), else (one bucket,
 // or buckets of one size) only the bandwidth, with the fixed part kept from the last fit:
-// each sample's bytes over its time less that part, their median. So a plan of one bucket
-// follows the bandwidth but cannot see a change of latency alone (it is read as bandwidth).
+// each sample's bytes over its time less that part, their median. So from a plan of one
+// bucket alone a change of latency would be read as one of bandwidth: when the recent sizes
+// do not differ enough, the re-planner first runs one iteration with ring_probe's two
+// unequal buckets (the weights do not depend on the buckets), then refits to both.
 //
+//   if (auto probe = ring_probe(profile, recent)) { run one iteration with *probe; ... }
 //   RingCost now = refit_ring_cost(last, recent);
 //   RingReplan r = replan_ring(profile, now, buckets, 0.05);
 //   if (r.change) buckets = r.buckets;
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +33,13 @@ namespace dynacomm::plan {
 // took), from `warm` (the last fit) as above; `warm` itself when no sample took longer than
 // its fixed part.
 RingCost refit_ring_cost(const RingCost& warm, const std::vector<TransferSample>& recent);
+
+// Two buckets to run one iteration with when `recent`'s sizes do not differ enough to fit
+// the fixed part (fit_link): the first (send order) holds the last units, up to where their
+// bytes come nearest a third of the model's, the second the rest. nullopt when the sizes do
+// differ enough, or the model has one unit.
+std::optional<std::vector<Segment>> ring_probe(const ModelProfile& profile,
+                                               const std::vector<TransferSample>& recent);
 
 struct RingReplan {
   bool change = false;

@@ -56,6 +56,33 @@ TEST(RingReplan, ChangesWhenTheLinkMakesOtherBucketsFasterByTheThreshold) {
   EXPECT_FALSE(replan_ring(p, fast, one, 0).change);
 }
 
+// A plan of one bucket cannot tell a latency drop from a bandwidth rise: refitted to its
+// own all-reduces it keeps the old fixed part and stays one bucket. One iteration with the
+// probe's two unequal buckets gives the sizes to fit both figures, and the re-plan then
+// finds the buckets the new link calls for.
+TEST(RingReplan, AProbeLetsAOneBucketPlanSeeALatencyDrop) {
+  const ModelProfile p = testing::uniform_profile("toy", 1, 4, 1000000, 10, 100);
+  const RingCost before{400, 10e6}, now{1, 10e6};
+  const std::vector<Segment> one = optimal_ring_buckets(p, before);
+  ASSERT_EQ(one, (std::vector<Segment>{{0, 3}}));
+  std::vector<TransferSample> recent(3, {4e6, now.ms(4000000), 1});
+  EXPECT_FALSE(replan_ring(p, refit_ring_cost(before, recent), one, 0.05).change);
+  const std::optional<std::vector<Segment>> probe = ring_probe(p, recent);
+  ASSERT_TRUE(probe);
+  EXPECT_EQ(*probe, (std::vector<Segment>{{3, 3}, {0, 2}}));  // 1 MB nearest a third of 4
+  recent.push_back({1e6, now.ms(1000000), 1});
+  recent.push_back({3e6, now.ms(3000000), 1});
+  EXPECT_FALSE(ring_probe(p, recent));  // the sizes differ now
+  const RingCost got = refit_ring_cost(before, recent);
+  EXPECT_NEAR(got.fixed_ms, 1, 1e-6);
+  EXPECT_NEAR(got.bps, 10e6, 1e-6 * 10e6);
+  const RingReplan r = replan_ring(p, got, one, 0.05);
+  EXPECT_TRUE(r.change);
+  EXPECT_EQ(r.buckets, optimal_ring_buckets(p, now));
+  // A model of one unit has nothing to split.
+  EXPECT_FALSE(ring_probe(testing::uniform_profile("one", 1, 1, 1000000, 10, 100), {}));
+}
+
 // Whatever buckets are in use, the re-plan's are never predicted slower, and a change is
 // always a gain above the threshold.
 TEST(RingReplan, NeverProposesSlowerBucketsOnRandomCases) {
