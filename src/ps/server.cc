@@ -278,13 +278,24 @@ struct PsServer::Impl {
     for (int u : store->apply_due())
       if (std::find(advanced.begin(), advanced.end(), u) == advanced.end()) advanced.push_back(u);
   }
-  // The mode's pace for `rank` from the iteration's predictions (ps/sync_policy.h).
-  std::uint64_t pace_us(const Slowest& s, int rank) const {
+  // The mode's pace for `rank`'s pull of `iteration` (ps/sync_policy.h), from each
+  // worker's newest prediction before it: that of its push of iteration - 1, or where that
+  // is not in (SSP lets a fast worker read ahead of a straggler's pushes) of its latest
+  // push still kept, if it is still in the job. Under BSP every worker's push of
+  // iteration - 1 is in.
+  std::uint64_t pace_us(std::int64_t iteration, int rank) const {
+    std::map<int, double> newest;
+    for (auto s = slowest.lower_bound(iteration); s != slowest.begin();) {
+      --s;
+      const bool older = s->first < iteration - 1;
+      for (const auto& [r, us] : s->second.predicted_us)
+        if (!older || (members->peer_of(r) && !members->has_left(r))) newest.try_emplace(r, us);
+    }
     std::vector<double> predicted;
-    for (const auto& [r, us] : s.predicted_us) predicted.push_back(us);
-    const auto own = s.predicted_us.find(rank);
+    for (const auto& [r, us] : newest) predicted.push_back(us);
+    const auto own = newest.find(rank);
     const double pace = store->policy().pace(std::move(predicted), options.workers,
-                                             own == s.predicted_us.end() ? 0 : own->second);
+                                             own == newest.end() ? 0 : own->second);
     return static_cast<std::uint64_t>(std::llround(pace));
   }
   void finish() {  // every worker has finished or gone: the final checkpoint and weights
@@ -752,7 +763,7 @@ void PsServer::Impl::answer_pulls() {
     h.arrived_us = wire_us(it->received);
     if (auto s = slowest.find(it->iteration - 1); s != slowest.end()) {
       h.compute_us = s->second.compute_us;
-      h.predicted_us = pace_us(s->second, it->rank);
+      h.predicted_us = pace_us(it->iteration, it->rank);
     }
     net::seal_frame(frame, h);
     send_frame(it->peer, h.type, std::move(frame));

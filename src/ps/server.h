@@ -38,8 +38,9 @@
 // push ack how long the push took to process, so a worker can time the transfers alone.
 // A pull reply for iteration t also carries in compute_us the largest compute time any
 // worker reported with its pushes of t - 1 (the compute that paced the barrier), and in
-// predicted_us the mode's pace for that worker from the predictions the pushes of t - 1
-// carried (SyncPolicy::pace: under BSP the largest, the slowest link's or device's).
+// predicted_us the mode's pace for that worker from each worker's newest prediction, that
+// of its push of t - 1 or, not in yet (SSP), of its latest push (SyncPolicy::pace: under
+// BSP the largest, the slowest link's or device's).
 // A malformed or unexpected message is dropped with a logged reason naming the peer; it
 // never stops the server. A worker whose model, worker count, settings or unit layout
 // differ from the job's is refused at hello with an error message saying what differs,

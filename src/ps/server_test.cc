@@ -475,6 +475,44 @@ TEST(PsCluster, RepliesCarryTheirWaitAndThePsTracesItsEvents) {
   EXPECT_EQ(updates, 1);  // the second completes the units
 }
 
+// Under SSP a fast worker reads ahead of a straggler's pushes, so the pace its pull
+// reply predicts takes the straggler's newest prediction, not only those of the pushes of
+// the iteration before (which were the fast workers' alone).
+TEST(PsCluster, SspPaceKeepsTheStragglersNewestPrediction) {
+  ServerOptions o = server_options(2);
+  o.sync = "ssp:2";
+  PsServer ps(o);
+  ps.start();
+  std::vector<std::unique_ptr<net::Connection>> c = joined(ps, 2);
+  send_init_and_wait(*c[0]);
+  std::vector<float> zeros(11, 0.0f);
+  auto push = [&](int r, std::int64_t it, std::uint64_t predicted_us) {
+    Header h{MessageType::kPush, r, it, 0, 3};
+    h.predicted_us = predicted_us;
+    c[static_cast<std::size_t>(r)]->send(h, zeros.data(), zeros.size() * 4);
+    EXPECT_EQ(c[static_cast<std::size_t>(r)]->receive(5s, "the push ack").header.type,
+              MessageType::kPushAck);
+  };
+  auto pace = [&](std::int64_t it) {
+    c[0]->send(Header{MessageType::kPullRequest, 0, it, 0, 3}, nullptr, 0);
+    net::Message reply = c[0]->receive(5s, "the pull reply");
+    EXPECT_EQ(reply.header.type, MessageType::kPullReply);
+    return reply.header.predicted_us;
+  };
+  push(0, 0, 100'000);
+  push(1, 0, 900'000);  // the straggler's only push
+  EXPECT_EQ(pace(1), 900'000u);
+  push(0, 1, 100'000);
+  EXPECT_EQ(pace(2), 900'000u);  // rank 1's push of 1 is not in: its push of 0 counts
+  push(0, 2, 120'000);
+  EXPECT_EQ(pace(3), 900'000u);
+  push(1, 1, 800'000);  // newer: it replaces the older one
+  push(0, 3, 100'000);
+  EXPECT_EQ(pace(4), 800'000u);
+  for (int r = 0; r < 2; ++r) c[r]->send(Header{MessageType::kShutdown, r, 0, 0, 0}, nullptr, 0);
+  ps.wait();
+}
+
 // A full-duplex plan's pull order: requests flagged in-order are answered in the order they
 // came, a later one waiting behind an earlier one whose units are not ready; unflagged ones
 // as soon as their units are.
