@@ -23,6 +23,7 @@ void add_bench_command(CLI::App& app) {
   f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
   f->job.add_ps_link_flag(cmd);
+  f->job.add_arch_trials_flag(cmd);
   std::vector<std::string> known = plan::planner_names();
   known.push_back("all");
   cmd->add_option("--schedulers", f->schedulers,

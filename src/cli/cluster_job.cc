@@ -214,6 +214,68 @@ RunSummary run_chosen_job(const JobFlags& j, const std::vector<JobFlags>& per_wo
                           const cluster::StatusStyle& style, const JobControl& control);
 }  // namespace
 
+namespace {
+// A trial's flags: `arch`, the warm-up and `trials` iterations, no target, and its one
+// evaluation (at the end) on 256 test images at most: its accuracy is not what it is for.
+JobFlags trial_flags(JobFlags f, const std::string& arch, int trials) {
+  f.arch = arch;
+  f.iterations = f.warmup + trials;
+  f.epochs = 1;
+  f.eval_every = 0;
+  f.target_accuracy = 0;
+  f.test_samples = f.test_samples > 0 ? std::min<std::int64_t>(f.test_samples, 256) : 256;
+  return f;
+}
+
+// --arch auto's trials (cli/arch_choice.h): every candidate predicted within 2x of the
+// fastest runs a short job of its own in run_dir/trial-ARCH, on the same links and keys
+// (no checkpoints, no restarts); the fastest median measured is chosen. A trial that fails
+// is said and left out; none measured: the prediction's choice stands.
+void try_architectures(plan::ArchitectureChoice& c, JobFlags& chosen,
+                       std::vector<JobFlags>& chosen_workers, const std::string& run_dir,
+                       int threads, cluster::NetnsTopology* topology, const JobControl& control) {
+  if (chosen.arch_trials <= 0) return;
+  double fastest = c.predictions.front().ms;
+  for (const plan::ArchitecturePrediction& p : c.predictions) fastest = std::min(fastest, p.ms);
+  std::vector<plan::ArchitecturePrediction*> near;
+  for (plan::ArchitecturePrediction& p : c.predictions)
+    if (p.ms <= 2 * fastest) near.push_back(&p);
+  if (near.size() < 2) return;
+  JobControl trial;  // the job's keys, nothing else (its checkpoints are the job's own)
+  trial.worker_args = control.worker_args;
+  for (std::size_t i = 0; i + 1 < control.ps_args.size(); ++i)
+    if (control.ps_args[i] == "--key" || control.ps_args[i] == "--allow")
+      trial.ps_args.insert(trial.ps_args.end(), {control.ps_args[i], control.ps_args[i + 1]});
+  trial.stop_at_target = false;
+  const plan::ArchitecturePrediction* best = nullptr;
+  for (plan::ArchitecturePrediction* p : near) {
+    if (cluster::interrupt_requested())
+      throw Error("interrupted during --arch auto's trials: nothing trained yet");
+    std::fprintf(stderr, "dynacomm: --arch auto: trying %s for %d iterations after its warm-up\n",
+                 p->arch.c_str(), chosen.arch_trials);
+    std::vector<JobFlags> workers;
+    for (const JobFlags& w : chosen_workers)
+      workers.push_back(trial_flags(w, p->arch, chosen.arch_trials));
+    try {
+      const RunSummary s = run_chosen_job(trial_flags(chosen, p->arch, chosen.arch_trials), workers,
+                                          run_dir + "/trial-" + p->arch, threads, topology,
+                                          {"trial " + p->arch, 0, 0}, trial);
+      p->measured_ms = s.median_iteration_ms;
+    } catch (const Error& e) {
+      if (cluster::interrupt_requested()) throw;
+      std::fprintf(stderr, "dynacomm: --arch auto: the trial of %s failed (%s); not chosen\n",
+                   p->arch.c_str(), e.what());
+      continue;
+    }
+    if (p->measured_ms > 0 && (!best || p->measured_ms < best->measured_ms)) best = p;
+  }
+  if (!best) return;
+  c.chosen = chosen.arch = best->arch;
+  for (JobFlags& w : chosen_workers) w.arch = best->arch;
+  std::fprintf(stderr, "dynacomm: --arch auto: %s\n", c.text().c_str());
+}
+}  // namespace
+
 RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
                            const std::string& run_dir, int threads,
                            cluster::NetnsTopology* topology, const cluster::StatusStyle& style,
@@ -222,11 +284,14 @@ RunSummary run_cluster_job(const JobFlags& j, const std::vector<JobFlags>& per_w
     return run_chosen_job(j, per_worker, run_dir, threads, topology, style, control);
   JobFlags chosen = j;
   std::vector<JobFlags> chosen_workers = per_worker;
-  const plan::ArchitectureChoice c = choose_job_architecture(chosen, chosen_workers, threads);
+  plan::ArchitectureChoice c = choose_job_architecture(chosen, chosen_workers, threads);
+  try_architectures(c, chosen, chosen_workers, run_dir, threads, topology, control);
   RunSummary s = run_chosen_job(chosen, chosen_workers, run_dir, threads, topology, style, control);
   nlohmann::json predictions = nlohmann::json::array();
-  for (const plan::ArchitecturePrediction& p : c.predictions)
+  for (const plan::ArchitecturePrediction& p : c.predictions) {
     predictions.push_back({{"arch", p.arch}, {"predicted_ms", p.ms}, {"how", p.how}});
+    if (p.measured_ms > 0) predictions.back()["measured_ms"] = p.measured_ms;
+  }
   s.arch_choice = {{"chosen", c.chosen}, {"predictions", predictions}, {"text", c.text()}};
   report::RunFolder(run_dir).write_json("summary.json", to_json(s));
   return s;

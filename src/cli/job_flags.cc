@@ -317,6 +317,15 @@ void JobFlags::add_worker_flags(CLI::App* cmd) {
       ->group("");
 }
 
+void JobFlags::add_arch_trials_flag(CLI::App* cmd) {
+  cmd->add_option("--arch-trials", arch_trials,
+                  "--arch auto: each architecture predicted within 2x of the fastest runs a "
+                  "trial job of this many iterations after its warm-up, and the fastest "
+                  "measured runs the job (0: the fastest predicted, no trials)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+}
+
 void JobFlags::add_ps_link_flag(CLI::App* cmd) {
   cmd->add_option("--ps-link", ps_link,
                   "The PS's own link, shared by every worker (--net netns: tbf; --net user: "

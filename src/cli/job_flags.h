@@ -55,6 +55,7 @@ struct JobFlags {
   std::string lr_schedule = "cosine";
   std::string timeout = "60s";  // every wait on a peer
   std::string ps_link;  // the launcher's: the PS's link shared by all, IN[,OUT] ("": unlimited)
+  int arch_trials = 5;  // the launcher's: --arch auto's trial iterations (cli/arch_choice.h)
 
   // The job's settings, one for the whole job: the PS holds them and hands them to the
   // workers (model, workers, optimiser, data, batch, scheduling, re-planning).
@@ -64,6 +65,7 @@ struct JobFlags {
   void add_timeout(CLI::App* cmd);       // each process's own
   void add_worker_flags(CLI::App* cmd);  // each worker's own: data folder, link, emulation
   void add_ps_link_flag(CLI::App* cmd);  // train's and bench's: --ps-link
+  void add_arch_trials_flag(CLI::App* cmd);  // train's and bench's: --arch-trials
   // The job's settings as flag and text (net::JobConfig), and as a command line.
   std::vector<std::pair<std::string, std::string>> job_settings() const;
   std::vector<std::string> job_args() const;

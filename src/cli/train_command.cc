@@ -228,6 +228,7 @@ void add_train_command(CLI::App& app) {
   f->job.add_timeout(cmd);
   f->job.add_worker_flags(cmd);
   f->job.add_ps_link_flag(cmd);
+  f->job.add_arch_trials_flag(cmd);
   cmd->callback([f]() {
     if (f->local && (f->job.target_accuracy > 0 || f->job.eval_every > 0))
       throw InvalidInput(

@@ -37,6 +37,8 @@ std::string tail_of(const std::string& path, int lines) {
 
 }  // namespace
 
+bool interrupt_requested() { return g_interrupted > 0; }
+
 void install_interrupt_handler() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;

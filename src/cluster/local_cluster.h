@@ -93,5 +93,7 @@ class LocalCluster {
 
 // Set by the SIGINT/SIGTERM handler the launcher installs; wait() stops the children.
 void install_interrupt_handler();
+// Whether that handler has seen a signal.
+bool interrupt_requested();
 
 }  // namespace dynacomm::cluster

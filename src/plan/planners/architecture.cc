@@ -66,6 +66,14 @@ std::string ArchitectureChoice::text() const {
     std::snprintf(ms, sizeof ms, " %.0f ms", p.ms);
     out += (&p == &predictions.front() ? " " : ", ") + p.arch + ms + " (" + p.how + ")";
   }
+  std::string tried;
+  for (const ArchitecturePrediction& p : predictions)
+    if (p.measured_ms > 0) {
+      char ms[32];
+      std::snprintf(ms, sizeof ms, " %.0f ms", p.measured_ms);
+      tried += (tried.empty() ? "" : ", ") + p.arch + ms;
+    }
+  if (!tried.empty()) out += "; measured in trials " + tried;
   return out;
 }
 

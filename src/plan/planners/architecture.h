@@ -32,11 +32,12 @@ struct ArchitecturePrediction {
   std::string arch;  // "ps", "allreduce" or "gossip"
   double ms = 0;     // predicted iteration
   std::string how;   // "dynacomm-fd on 25.0/25.0 Mbit/s", "4 buckets", "ring of 8"
+  double measured_ms = 0;  // its trial's median iteration (cli/arch_choice.h); 0: not tried
 };
 
 struct ArchitectureChoice {
   std::vector<ArchitecturePrediction> predictions;  // in `candidates`' order
-  std::string chosen;                               // the fastest (the first of equals)
+  std::string chosen;  // the fastest (the first of equals): measured where tried, else predicted
   std::string text()
       const;  // "allreduce, predicted ps 4400 ms (...), allreduce 1900 ms (...), ..."
 };
