@@ -80,11 +80,12 @@ void run_cluster(const TrainFlags& f) {
   const std::string run_dir = f.out.empty() ? default_run_dir(j, false) : f.out;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = f.threads > 0 ? f.threads : std::max(1, cores / j.workers);
-  const std::string how = j.arch == "allreduce"
-                              ? "all-reduce over a ring, " + j.buckets + " buckets"
-                          : j.arch == "gossip" ? "gossip (D-PSGD) on a " + j.topology
-                          : j.arch == "auto"   ? "the architecture predicted fastest"
-                                               : "scheduler " + j.scheduler;
+  const std::string how =
+      j.arch == "allreduce" ? "all-reduce over a ring, " + j.buckets + " buckets"
+      : j.arch == "gossip"  ? "gossip (D-PSGD) on a " + j.topology
+      : j.arch == "auto"    ? (j.arch_trials > 0 ? "the fastest architecture in trials"
+                                                 : "the architecture predicted fastest")
+                            : "scheduler " + j.scheduler;
   std::fprintf(stderr,
                "dynacomm: %s%d workers on this machine, model %s, %s, "
                "links %s down / %s up, %s latency; results in %s\n",
@@ -236,6 +237,11 @@ void add_train_command(CLI::App& app) {
     if (f->local && (f->checkpoints.resume || !f->checkpoints.every.empty()))
       throw InvalidInput(
           "train: --resume and --checkpoint-every are for a job with a PS, not --local");
+    if (f->checkpoints.resume && f->job.arch != "ps")  // else it would start afresh
+      throw InvalidInput(
+          "train: --resume goes on from a PS's checkpoint; --arch " + f->job.arch +
+          (f->job.arch == "auto" ? " may choose an architecture without one" : " has no PS") +
+          ": give --arch ps");
     if (f->local && (f->job.compress != "none" || f->job.compress_pulls != "none"))
       throw InvalidInput(
           "train: --compress and --compress-pulls compress what travels to and from a PS; "
