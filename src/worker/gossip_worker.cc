@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -47,10 +48,12 @@ class BackgroundExchange {
                      std::int64_t it)
       : thread_([&, it] {
           try {
+            const auto start = Clock::now();
             std::vector<float*> into;
             for (auto& f : from) into.push_back(f.data());
             group.exchange(message.data(), static_cast<std::int64_t>(message.size()), peers, into,
                            "iteration " + std::to_string(it));
+            ms_ = ms_between(start, Clock::now());
           } catch (...) {
             error_ = std::current_exception();
           }
@@ -58,12 +61,15 @@ class BackgroundExchange {
   ~BackgroundExchange() {
     if (thread_.joinable()) thread_.join();
   }
-  void join() {
+  // Waits for the exchange; its time (the sends and receives, from its start).
+  double join() {
     thread_.join();
     if (error_) std::rethrow_exception(error_);
+    return ms_;
   }
 
  private:
+  double ms_ = 0;
   std::exception_ptr error_;
   std::thread thread_;
 };
@@ -77,9 +83,11 @@ std::pair<double, double> forward_backward(PeerJob& job, std::int64_t step) {
   return {loss.item<double>(), ms_between(start, Clock::now())};
 }
 
-// The prediction (plan/model/gossip.h) from the warm-up's compute and the link.
+// The prediction (plan/model/gossip.h) from the warm-up's compute and exchanges (the first
+// of each left out: it opens the connections and starts TCP; one warm-up iteration: the
+// link's nominal rate).
 void predict(PeerJob& job, plan::Topology t, const std::vector<double>& compute_ms,
-             std::ostream& progress) {
+             const std::vector<double>& exchange_ms, std::ostream& progress) {
   plan::ModelProfile p;
   p.model = job.o.model;
   p.batch = job.o.batch;
@@ -92,15 +100,23 @@ void predict(PeerJob& job, plan::Topology t, const std::vector<double>& compute_
   p.units.push_back(whole);
   WorkerResult& r = job.result;
   r.profile = p;
+  const double exchange =
+      exchange_ms.size() > 1
+          ? median(std::vector<double>(exchange_ms.begin() + 1, exchange_ms.end()))
+          : 0;
   r.predicted_ms = r.predicted_slowest_ms = r.predicted_sequential_ms =
-      plan::simulate_gossip(p, job.o.link, t, job.o.workers);
+      plan::simulate_gossip(p, job.o.link, t, job.o.workers, exchange);
   r.planned_link = job.o.link;
   const int n = job.model->num_units();
   r.plan = plan::Plan("gossip-" + plan::topology_name(t), {{0, n - 1}}, {{0, n - 1}});
   r.plans.push_back({1, r.plan.scheduler, r.plan, r.predicted_ms, r.predicted_ms, 0, 0});
   if (job.o.rank == 0)
     progress << "gossip: " << plan::topology_name(t) << " of " << job.o.workers
-             << " workers, predicted " << r.predicted_ms << " ms per iteration\n";
+             << " workers, predicted " << r.predicted_ms << " ms per iteration ("
+             << (exchange > 0 ? "the exchange measured in the warm-up: " +
+                                    std::to_string(std::lround(exchange)) + " ms"
+                              : std::string("the exchange from the link's rate"))
+             << ")\n";
 }
 
 // After the last iteration: every rank's model becomes the workers' average.
@@ -125,11 +141,11 @@ WorkerResult run_gossip_worker(const WorkerOptions& options, std::ostream& progr
   const std::size_t n = static_cast<std::size_t>(model.num_params());
   std::vector<float> message(n + 1);
   std::vector<std::vector<float>> from(peers.size(), std::vector<float>(n + 1));
-  std::vector<double> warmup_ms;
+  std::vector<double> warmup_ms, warmup_exchange_ms;
   std::int32_t deadline = INT32_MAX;
   for (std::int64_t it = 0; it < job.share.total; ++it) {
     const std::int64_t step = job.begin_iteration(it);
-    if (it == o.warmup) predict(job, topology, warmup_ms, progress);
+    if (it == o.warmup) predict(job, topology, warmup_ms, warmup_exchange_ms, progress);
     const auto start = Clock::now();
     const std::int64_t sent_before = job.group->bytes_sent();
     if (stop_requested()) deadline = std::min<std::int64_t>(deadline, it + o.workers);
@@ -139,7 +155,7 @@ WorkerResult run_gossip_worker(const WorkerOptions& options, std::ostream& progr
     BackgroundExchange exchange(*job.group, message, peers, from, it);
     model::seed_dropout(o.seed, o.rank, it);
     const auto [loss, compute_ms] = forward_backward(job, step);
-    exchange.join();
+    const double exchange_ms = exchange.join();
     job.check_loss(loss, it);
     for (const auto& f : from) deadline = std::min(deadline, get_deadline(f));
     mix(x, row, o.rank, peers, from);
@@ -148,7 +164,10 @@ WorkerResult run_gossip_worker(const WorkerOptions& options, std::ostream& progr
       job.sgd->step(u, model.params(u), model.grads(u), it);
     IterationRecord r = job.record(it, loss, start, sent_before, 1);
     r.compute_ms = compute_ms;
-    if (it < o.warmup) warmup_ms.push_back(compute_ms);
+    if (it < o.warmup) {
+      warmup_ms.push_back(compute_ms);
+      warmup_exchange_ms.push_back(exchange_ms);
+    }
     job.result.iterations.push_back(r);
     job.log.iteration_done(job.result, step, it < o.warmup ? "warm-up" : "training");
     if (it >= deadline && it + 1 < job.share.total) {  // every worker stops here

@@ -65,7 +65,8 @@ double gossip_exchange_ms(const LinkProfile& link, int degree, std::int64_t byte
   return fixed + static_cast<double>(degree) * static_cast<double>(bytes) * 8e3 / bps;
 }
 
-double simulate_gossip(const ModelProfile& profile, const LinkProfile& link, Topology t, int size) {
+double simulate_gossip(const ModelProfile& profile, const LinkProfile& link, Topology t, int size,
+                       double measured_exchange_ms) {
   double compute = 0;
   std::int64_t bytes = 0;
   for (const UnitProfile& u : profile.units) {
@@ -73,6 +74,7 @@ double simulate_gossip(const ModelProfile& profile, const LinkProfile& link, Top
     bytes += u.bytes;
   }
   const int degree = static_cast<int>(gossip_neighbours(t, 0, size).size());
+  if (degree > 0 && measured_exchange_ms > 0) return std::max(compute, measured_exchange_ms);
   return std::max(compute, gossip_exchange_ms(link, degree, bytes));
 }
 

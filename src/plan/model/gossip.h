@@ -47,8 +47,12 @@ std::vector<int> gossip_neighbours(Topology t, int rank, int size);
 // weights sum to 1.
 std::vector<std::pair<int, double>> mixing_weights(Topology t, int rank, int size);
 
-// T above for a model of `bytes`, `profile`'s compute, on `link`.
+// T above for a model of `bytes`, `profile`'s compute, on `link`; with `measured_exchange_ms`
+// > 0 (the worker's, timed in its warm-up) that in place of the link's fixed + d * B * 8 /
+// rate, which leaves out what the link carries besides the model (frame headers, TCP's
+// own pace).
 double gossip_exchange_ms(const LinkProfile& link, int degree, std::int64_t bytes);
-double simulate_gossip(const ModelProfile& profile, const LinkProfile& link, Topology t, int size);
+double simulate_gossip(const ModelProfile& profile, const LinkProfile& link, Topology t, int size,
+                       double measured_exchange_ms = 0);
 
 }  // namespace dynacomm::plan

@@ -102,6 +102,10 @@ TEST(Gossip, TheExchangeOverlapsCompute) {
   link.up_bps = link.down_bps = 1e12;
   EXPECT_NEAR(simulate_gossip(p, link, Topology::kRing, 8), 40.0, 1e-9);  // compute-bound
   EXPECT_DOUBLE_EQ(simulate_gossip(p, link, Topology::kRing, 1), 40.0);
+  // A measured exchange stands in for the link's: behind compute, or in front of it.
+  EXPECT_DOUBLE_EQ(simulate_gossip(p, link, Topology::kRing, 8, 530.0), 530.0);
+  EXPECT_DOUBLE_EQ(simulate_gossip(p, link, Topology::kRing, 8, 25.0), 40.0);
+  EXPECT_DOUBLE_EQ(simulate_gossip(p, link, Topology::kRing, 1, 530.0), 40.0);  // no exchange
 }
 
 }  // namespace
