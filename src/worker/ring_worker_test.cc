@@ -168,65 +168,68 @@ TEST(RingWorker, PlannedBucketsComeWithAPredictionAndEveryUnitInOneBucket) {
   EXPECT_GT(r.iterations.back().bytes_up, 0);
 }
 
-// Re-planning while the job runs: the ring's latency rises to 60 ms a step (a link trace
-// keyed by iteration, user-space emulation) after a warm-up on a 50 Mbit/s link without
-// latency, which planned several buckets for cnn (its backward hides small ones); each
-// bucket now costs two steps' latency, and rank 0 refits the cost and changes every rank
-// to one bucket at the same iteration.
-TEST(RingWorker, BucketsAreReplannedForEveryRankWhenTheLinkChanges) {
+// A cnn job on 2 ranks, re-planned every 3 iterations after a 4-iteration warm-up on
+// `bps` both ways at `latency_ms` a step; from then on the link follows `trace_row`
+// ("iteration,down,up,latency", keyed by iteration, user-space emulation).
+WorkerOptions replanned_cnn_job(double bps, double latency_ms, std::int64_t iterations,
+                                const std::string& trace_row) {
   WorkerOptions o = short_job("planned");
   o.model = "cnn";
   o.warmup = 4;
-  o.iterations = 13;
-  o.link.down_bps = o.link.up_bps = 50e6;
-  o.link.latency_ms = 0;
+  o.iterations = iterations;
+  o.link.down_bps = o.link.up_bps = bps;
+  o.link.latency_ms = latency_ms;
   o.replan_options.min_interval = 3;
-  std::istringstream trace("iteration,down,up,latency\n6,1gbit,1gbit,60ms\n");
+  std::istringstream trace("iteration,down,up,latency\n" + trace_row + "\n");
   o.link_trace = plan::parse_link_trace(trace, "test trace");
-  const std::vector<WorkerResult> got = testing::run_ring_job(o, 2);
-  ASSERT_GT(got[0].plans.front().plan.push.size(), 1u) << "the warm-up planned one bucket";
-  ASSERT_FALSE(got[0].plan_changes.empty());
-  EXPECT_GE(got[0].plan_changes.front().iteration, 7);
-  EXPECT_EQ(got[0].plans.back().plan.push, (std::vector<plan::Segment>{{0, 3}}));
-  // Every rank ran the same buckets in every iteration, and ends with the same weights.
+  return o;
+}
+
+// Every rank ran the same plan and buckets in every iteration, and ends with the same
+// weights.
+void expect_ranks_agree(const std::vector<WorkerResult>& got) {
   ASSERT_EQ(got[1].iterations.size(), got[0].iterations.size());
   for (std::size_t i = 0; i < got[0].iterations.size(); ++i) {
     EXPECT_EQ(got[1].iterations[i].plan_id, got[0].iterations[i].plan_id) << "iteration " << i;
     EXPECT_EQ(got[1].iterations[i].push_segments, got[0].iterations[i].push_segments)
         << "iteration " << i;
   }
-  EXPECT_GT(got[0].iterations.back().plan_id, 1);
-  EXPECT_EQ(got[1].plans.size(), got[0].plans.size());
   EXPECT_TRUE(got[1].final_weights == got[0].final_weights);
 }
 
+// Re-planning while the job runs: the ring's latency rises to 60 ms a step after a warm-up
+// on a 50 Mbit/s link without latency, which planned several buckets for cnn (its
+// backward hides small ones); each bucket now costs two steps' latency, and rank 0 refits
+// the cost and changes every rank to one bucket at the same iteration.
+TEST(RingWorker, BucketsAreReplannedForEveryRankWhenTheLinkChanges) {
+  const std::vector<WorkerResult> got =
+      testing::run_ring_job(replanned_cnn_job(50e6, 0, 13, "6,1gbit,1gbit,60ms"), 2);
+  ASSERT_GT(got[0].plans.front().plan.push.size(), 1u) << "the warm-up planned one bucket";
+  ASSERT_FALSE(got[0].plan_changes.empty());
+  EXPECT_GE(got[0].plan_changes.front().iteration, 7);
+  EXPECT_EQ(got[0].plans.back().plan.push, (std::vector<plan::Segment>{{0, 3}}));
+  expect_ranks_agree(got);
+  EXPECT_GT(got[0].iterations.back().plan_id, 1);
+  EXPECT_EQ(got[1].plans.size(), got[0].plans.size());
+}
+
 // The other way, a change of latency alone: the warm-up on 1 Gbit/s at 60 ms a step
-// planned one bucket, and from iteration 4 the latency is gone. One bucket's all-reduces alone
-// would read that as more bandwidth and keep one bucket; rank 0 runs one iteration with the probe's
-// two buckets (every rank the same), refits both figures, and plans more buckets.
+// planned one bucket, and from iteration 4 the latency is gone. One bucket's all-reduces
+// alone would read that as more bandwidth and keep one bucket; rank 0 runs one iteration
+// with the probe's two buckets (every rank the same), refits both figures, and plans more
+// buckets.
 TEST(RingWorker, AOneBucketPlanSeesALatencyDropThroughAProbe) {
-  WorkerOptions o = short_job("planned");
-  o.model = "cnn";
-  o.warmup = 4;
-  o.iterations = 12;
-  o.link.down_bps = o.link.up_bps = 1e9;
-  o.link.latency_ms = 60;
-  o.replan_options.min_interval = 3;
+  WorkerOptions o = replanned_cnn_job(1e9, 60, 12, "4,1gbit,1gbit,0ms");
   o.replan_options.threshold = 0;  // the gain is ~10%: no margin for a busy machine's noise
-  std::istringstream trace("iteration,down,up,latency\n4,1gbit,1gbit,0ms\n");
-  o.link_trace = plan::parse_link_trace(trace, "test trace");
   const std::vector<WorkerResult> got = testing::run_ring_job(o, 2);
   ASSERT_EQ(got[0].plans.front().plan.push.size(), 1u) << "the warm-up planned buckets";
   ASSERT_FALSE(got[0].plan_changes.empty());
   EXPECT_GT(got[0].plans.back().plan.push.size(), 1u);
   bool probed = false;
-  for (std::size_t i = 0; i < got[0].iterations.size(); ++i) {
-    const IterationRecord& r = got[0].iterations[i];
-    if (i >= 4 && r.plan_id == 1 && r.push_segments == 2) probed = true;
-    EXPECT_EQ(got[1].iterations[i].push_segments, r.push_segments) << "iteration " << i;
-  }
+  for (std::size_t i = 4; i < got[0].iterations.size(); ++i)
+    probed |= got[0].iterations[i].plan_id == 1 && got[0].iterations[i].push_segments == 2;
   EXPECT_TRUE(probed);
-  EXPECT_TRUE(got[1].final_weights == got[0].final_weights);
+  expect_ranks_agree(got);
 }
 
 TEST(RingWorker, TwoWorkersLearnThePsWeightsUnderBsp) {
