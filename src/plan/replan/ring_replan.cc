@@ -32,7 +32,10 @@ std::optional<std::vector<Segment>> ring_probe(const ModelProfile& profile,
   for (int k = units - 1; k >= 1; --k) {
     tail += static_cast<double>(profile.units[static_cast<std::size_t>(k)].bytes);
     const double off = std::abs(tail - total / 3);
-    if (best < 0 || off < best) best = off, split = k;
+    if (best < 0 || off < best) {
+      best = off;
+      split = k;
+    }
   }
   return std::vector<Segment>{{split, units - 1}, {0, split - 1}};
 }
