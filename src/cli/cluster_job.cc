@@ -229,7 +229,8 @@ JobFlags trial_flags(JobFlags f, const std::string& arch, int trials) {
 
 // --arch auto's trials (cli/arch_choice.h): every candidate predicted within 2x of the
 // fastest runs a short job of its own in run_dir/trial-ARCH, on the same links and keys
-// (no checkpoints, no restarts); the fastest median measured is chosen. A trial that fails
+// (no checkpoints, no restarts; its log, metrics and summary are kept, its weights not);
+// the fastest median measured is chosen. A trial that fails
 // is said and left out; none measured: the prediction's choice stands.
 void try_architectures(plan::ArchitectureChoice& c, JobFlags& chosen,
                        std::vector<JobFlags>& chosen_workers, const std::string& run_dir,
@@ -256,11 +257,14 @@ void try_architectures(plan::ArchitectureChoice& c, JobFlags& chosen,
     std::vector<JobFlags> workers;
     for (const JobFlags& w : chosen_workers)
       workers.push_back(trial_flags(w, p->arch, chosen.arch_trials));
+    const std::string dir = run_dir + "/trial-" + p->arch;
     try {
-      const RunSummary s = run_chosen_job(trial_flags(chosen, p->arch, chosen.arch_trials), workers,
-                                          run_dir + "/trial-" + p->arch, threads, topology,
-                                          {"trial " + p->arch, 0, 0}, trial);
+      const RunSummary s =
+          run_chosen_job(trial_flags(chosen, p->arch, chosen.arch_trials), workers, dir, threads,
+                         topology, {"trial " + p->arch, 0, 0}, trial);
       p->measured_ms = s.median_iteration_ms;
+      for (const char* weights : {"/weights.bin", "/model.pt"})  // a few iterations' worth
+        std::remove((dir + weights).c_str());
     } catch (const Error& e) {
       if (cluster::interrupt_requested()) throw;
       std::fprintf(stderr, "dynacomm: --arch auto: the trial of %s failed (%s); not chosen\n",

@@ -712,6 +712,7 @@ TEST_F(ClusterTest, AutoArchitectureRunsTheFastestOfItsTrialsAndSaysSo) {
     const bool near = p["predicted_ms"].get<double>() <= 2 * best;
     EXPECT_EQ(p.contains("measured_ms"), near) << p;  // tried: exactly those near the fastest
     EXPECT_EQ(read_file(out + "/trial-" + arch + "/summary.json").empty(), !near) << arch;
+    EXPECT_TRUE(read_file(out + "/trial-" + arch + "/weights.bin").empty()) << "kept: " << arch;
     if (!near) continue;
     ++tried;
     EXPECT_GT(p["measured_ms"].get<double>(), 0) << p;
