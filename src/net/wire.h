@@ -111,7 +111,8 @@ struct Header {
   // when the push was built (forward and backward so far; the last push carries the whole
   // iteration's). On a pull reply for iteration t: the slowest worker's compute in t - 1 as
   // far as the PS has heard (0: nothing yet), so each worker can plan for the compute that
-  // actually paces the job.
+  // actually paces the job. On a push ack: how long the PS took to decode the push
+  // (compressed pushes; worker/codec_times.h plans with it).
   std::uint64_t compute_us = 0;
   // The barrier's other input. On a push: the sender's predicted time of this iteration,
   // for the plan it runs and its own link (0: no prediction yet, e.g. during warm-up). On a

@@ -881,6 +881,8 @@ void PsServer::Impl::handle(const std::string& peer, const net::DecodeResult& m,
         net::Header ack{net::MessageType::kPushAck, -1, h.iteration, h.first_unit, h.last_unit};
         ack.held_us = static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::microseconds>(end - received).count());
+        ack.compute_us = static_cast<std::uint64_t>(  // the decoding (net/wire.h)
+            std::chrono::duration_cast<std::chrono::microseconds>(start - received).count());
         ack.arrived_us = wire_us(arrived);
         if (!advanced.empty())  // this push completed its units: the aggregation
           last_update = {

@@ -413,6 +413,11 @@ std::vector<plan::TransferSample> Comm::take_aggregations() {
   return std::exchange(aggregations_, {});
 }
 
+std::vector<PushCosts> Comm::take_push_costs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(push_costs_done_, {});
+}
+
 void Comm::report_replan(std::int64_t iteration, const net::ReplanReport& report) {
   std::string text = net::encode(report);
   {
@@ -466,6 +471,15 @@ void Comm::wait_for_pushes_before(std::int64_t iteration) {
 void Comm::on_ack(const net::Message& m) {
   const Clock::time_point received = m.received;  // timed from the socket
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto c = push_costs_.find({m.header.iteration, m.header.first_unit});
+      c != push_costs_.end()) {
+    // The PS's decoding of the push (net/wire.h: a push ack's compute_us).
+    if (m.header.compute_us < 60'000'000)
+      c->second.decode_ms = static_cast<double>(m.header.compute_us) / 1000.0;
+    push_costs_done_.push_back(std::move(c->second));
+    push_costs_.erase(c);
+    if (push_costs_done_.size() > 4096) push_costs_done_.erase(push_costs_done_.begin());
+  }
   auto it = pushes_.find({m.header.iteration, m.header.first_unit});
   if (it == pushes_.end()) return;  // not ours to time (e.g. already timed)
   const PushInFlight p = it->second;
@@ -631,12 +645,24 @@ void Comm::build_pushes() {
     }
     std::string frame = net::make_frame(static_cast<std::size_t>(bytes));
     auto* at = reinterpret_cast<std::uint8_t*>(&frame[net::kHeaderBytes]);
+    // Compressed: each atom's encoding timed, here where it competes for the cores
+    // (worker/codec_times.h).
+    const bool timed = options_.compression != "none";
+    PushCosts costs{iteration, {}, -1};
     for (int a = s.first; a <= s.last; ++a) {
       const auto i = static_cast<std::size_t>(a);
       const plan::Atom& atom = slicing_.atoms[i];
+      const auto t0 = Clock::now();
       codec_->encode(push_method_[i], {a, iteration}, model_.grads(atom.unit) + atom.offset,
                      atom.params, at);
+      if (timed)
+        costs.atoms.push_back({atom.unit, static_cast<int>(push_method_[i]), atom.params,
+                               ms_between(t0, Clock::now())});
       at += codec_->encoded_bytes(push_method_[i], atom.params, iteration);
+    }
+    if (timed) {
+      push_costs_[{iteration, static_cast<std::uint32_t>(s.first)}] = std::move(costs);
+      while (push_costs_.size() > 1024) push_costs_.erase(push_costs_.begin());
     }
     net::Header h{net::MessageType::kPush, options_.rank, iteration,
                   static_cast<std::uint32_t>(s.first), static_cast<std::uint32_t>(s.last)};

@@ -25,6 +25,7 @@
 #include "plan/estimate/link_fit.h"
 #include "plan/model/plan.h"
 #include "plan/model/slicing.h"
+#include "worker/codec_times.h"
 #include "worker/fault.h"
 #include "worker/push_queue.h"
 
@@ -186,6 +187,9 @@ class Comm : public model::UnitObserver {
   // the PS's ms over it) its acks reported since the last call, each once, whichever
   // worker's push completed them.
   std::vector<plan::TransferSample> take_aggregations();
+  // Compressed pushes (--compress other than none) the PS has acknowledged since the last
+  // call: each atom's encoding as timed here, and the PS's decoding from its ack.
+  std::vector<PushCosts> take_push_costs();
 
  private:
   void loop();
@@ -314,6 +318,9 @@ class Comm : public model::UnitObserver {
   };
   // By (iteration, first atom).
   std::map<std::pair<std::int64_t, std::uint32_t>, PushInFlight> pushes_ DYNACOMM_GUARDED_BY(mu_);
+  // Compressed pushes' costs: built, not yet acknowledged (by the same key); acknowledged.
+  std::map<std::pair<std::int64_t, std::uint32_t>, PushCosts> push_costs_ DYNACOMM_GUARDED_BY(mu_);
+  std::vector<PushCosts> push_costs_done_ DYNACOMM_GUARDED_BY(mu_);
   // When the PS says a message arrived (its clock, wire arrived_us), on this clock; nullopt
   // without the clocks' offset or a stamp.
   std::optional<Clock::time_point> at_ps(std::uint64_t arrived_us) const;

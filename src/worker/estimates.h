@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 
 #include "plan/estimate/estimator.h"
 #include "plan/model/profile.h"
 #include "plan/replan/replan.h"
 #include "worker/codec_costs.h"
+#include "worker/codec_times.h"
 
 namespace dynacomm::worker {
 
@@ -20,6 +22,12 @@ struct Estimators {
   plan::LinkEstimator down, up;
   plan::AggregationEstimator aggregation;
   PushCodecs codecs;  // what the pushes cost encoded, from the warm-up's end (empty: dense)
+  CodecTimes codec_times;  // and while training: codecs' times follow it (worker/codec_times.h)
+  // The codecs measured at the warm-up's end, and their times followed from then on.
+  void set_codecs(PushCodecs c, const plan::Slicing& slicing, bool mixed) {
+    codecs = std::move(c);
+    if (!codecs.empty()) codec_times = CodecTimes(slicing, mixed, codecs.options);
+  }
 };
 
 // What the estimates say, and (for a re-planning task) what it decided from them and how

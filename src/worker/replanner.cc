@@ -70,6 +70,23 @@ Replanned Replanner::estimates_now() const {
   return estimate(c_.estimators, c_.profile, c_.given, c_.comm.latency_ms());
 }
 
+void Replanner::say_codec_times(std::int64_t it) {
+  const CodecTimes& t = c_.estimators.codec_times;
+  if (t.encode_samples() < 3) return;
+  const double e = t.encode_ratio(), d = t.decode_ratio();
+  auto moved = [](double now, double said) {
+    return said <= 0 || now > 1.5 * said || said > 1.5 * now;
+  };
+  if (!moved(e, said_encode_) && !moved(d, said_decode_)) return;
+  said_encode_ = e;
+  said_decode_ = d;
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "encoding %.2fx its time at the warm-up's end, the PS's decoding %.2fx", e, d);
+  c_.progress << "worker " << c_.o.rank << ": codecs in training by iteration " << it << ": "
+              << line << "; pushes now " << describe_choice(c_.estimators.codecs) << "\n";
+}
+
 void Replanner::follow_codecs(std::int64_t it, const plan::ReplanDecision& d) {
   PushCodecs& codecs = c_.estimators.codecs;
   if (!codecs.choose || d.codec_choice.empty() || d.codec_choice == codecs.choice) return;
@@ -199,6 +216,7 @@ Replanner::Change Replanner::before_iteration(std::int64_t it, std::int64_t step
   if (it <= c_.o.warmup || mode_ == plan::ReplanMode::kStatic) return change;
   // What the pushes cost now (dgc's density shrinks over its warm-up).
   bytes_at(c_.estimators.codecs.options, c_.slicing, it);
+  say_codec_times(it);
   if (job_plan_) follow_the_job(it, change);
   if (mode_ == plan::ReplanMode::kDynamic) {
     dynamic(it, change);

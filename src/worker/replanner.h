@@ -70,6 +70,9 @@ class Replanner {
   void follow_the_job(std::int64_t it, Change& change);
   void dynamic(std::int64_t it, Change& change);
   Replanned estimates_now() const;
+  // Says how far the codecs' times in training are from the warm-up's, the first time
+  // they are known and whenever they move by half again.
+  void say_codec_times(std::int64_t it);
 
   ReplanContext c_;
   plan::ReplanMode mode_;
@@ -82,6 +85,7 @@ class Replanner {
   plan::SearchCadence cadence_;                   // when the next task may start
   int oracle_row_ = -1;                           // the link row the oracle last planned for
   int current_plan_id_ = 0;
+  double said_encode_ = 0, said_decode_ = 0;  // the codec times' ratios last said (0: none)
 };
 
 }  // namespace dynacomm::worker

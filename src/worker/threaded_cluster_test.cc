@@ -170,6 +170,25 @@ std::string export_of(const ps::Checkpoint& c) {
   return m->export_pt();
 }
 
+// Compressed pushes are timed where they are built and the PS says in its ack how long it
+// took to decode each (worker/codec_times.h): after the warm-up the worker has its
+// units' encodings and the PS's decodings, and the times it plans with are those (a PS
+// that said nothing would leave the decoding at 0).
+TEST(ThreadedCluster, CodecTimesComeFromTrainingsPushesAndThePsAcks) {
+  WorkerOptions job = short_job("cnn", "dynacomm");
+  job.iterations = 8;
+  job.compression = "topk:0.01";
+  const WorkerResult r = run_job_result(job, 2);  // worker 0's
+  // 6 iterations after the warm-up (the last pushes may still be in flight when the
+  // worker stops), each with units and pushes large enough to time (the smallest unit's
+  // encoding is timer noise: left out).
+  EXPECT_GE(r.codec_encode_samples, 5u);
+  EXPECT_GE(r.codec_decode_samples, 3u);
+  EXPECT_GT(r.codec_encode_ratio, 0);
+  EXPECT_GT(r.codec_decode_ratio, 0);
+  EXPECT_NE(r.codecs.find("topk:0.01,ef (4 units)"), std::string::npos) << r.codecs;
+}
+
 // While the job runs, rank 0's run folder holds model.pt of the PS's newest checkpoint: the
 // PS tells of each before it answers that iteration's pulls, so rank 0 writes the file at
 // the end of that very iteration, with the checkpoint's parameters exactly (lenet5 has no

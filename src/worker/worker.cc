@@ -311,6 +311,9 @@ struct Measurements {
       estimators.aggregation.add(it, u.bytes, u.ms);
       if (!o.rotation.empty()) rotation.updates.push_back({it, static_cast<double>(u.bytes), u.ms});
     }
+    // Compressed pushes: the codecs' times as training meets them, for the next planning.
+    estimators.codec_times.add(comm.take_push_costs());
+    estimators.codec_times.apply(estimators.codecs.options);
     for (const auto& e : comm.take_link_events()) {
       // Busy while it was served: the service time before its end.
       tracker.add_busy(
@@ -604,6 +607,10 @@ void summarise(const WorkerOptions& o, const Estimators& est, const plan::ModelP
   result.measured_sequential_iterations = static_cast<int>(sequential.size());
   result.predicted_slowest_ms = slowest.empty() ? result.predicted_ms : median(slowest);
   if (!est.codecs.empty()) result.codecs = describe_choice(est.codecs);
+  result.codec_encode_ratio = est.codec_times.encode_ratio();
+  result.codec_decode_ratio = est.codec_times.decode_ratio();
+  result.codec_encode_samples = est.codec_times.encode_samples();
+  result.codec_decode_samples = est.codec_times.decode_samples();
 }
 
 // A rotation's log, completed with what the re-prediction starts from.
@@ -765,8 +772,9 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
           calibration.finish(it, tracker, estimators, rotation.compute, profile, given_link, link);
       link = c.link;
       planner = c.planner;
-      estimators.codecs =
-          push_codecs(o, *model, comm, slicing, profile, link, planner, it, progress);
+      estimators.set_codecs(
+          push_codecs(o, *model, comm, slicing, profile, link, planner, it, progress), slicing,
+          comm.push_codec().mixed());
       const plan::ModelProfile planned = estimators.codecs.apply(profile);
       result.plans = first_plans(comm, o, planned, link, planner, slicing, progress,
                                  result.scheduler_choice, result.scheduler_ranking);

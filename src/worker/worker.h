@@ -208,6 +208,10 @@ struct WorkerResult {
   // Compressed pushes: the codecs in use at the end, per unit (worker/codec_costs.h's
   // describe_choice; empty: dense).
   std::string codecs;
+  // And how far their times in training were from the warm-up's (worker/codec_times.h):
+  // encoding (this worker's) and decoding (the PS's), with how many pushes said so.
+  double codec_encode_ratio = 1, codec_decode_ratio = 1;
+  std::size_t codec_encode_samples = 0, codec_decode_samples = 0;
   std::vector<PlanInfo> plans;  // every plan used after warm-up (the rotation's, or the
                                 // first and each re-plan's)
   struct PlanChange {
