@@ -175,8 +175,10 @@ def accuracy(model, images, labels, batch=1000):
 
 def train_to_accuracy(a, ddp, model):
     """--data: epochs over Fashion-MNIST, evaluated on rank 0, stopped at the target."""
-    images, labels = fashion_mnist(a.data, "train")
-    test = fashion_mnist(a.data, "t10k") if a.rank == 0 else None
+    images, labels = (t[:a.train_samples or None] for t in fashion_mnist(a.data, "train"))
+    test = None
+    if a.rank == 0:
+        test = tuple(t[:a.test_samples or None] for t in fashion_mnist(a.data, "t10k"))
     steps = math.ceil(len(labels) / a.world / a.batch)
     total = steps * a.epochs
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
@@ -237,6 +239,8 @@ def main():
     p.add_argument("--eval-every", type=int, default=50, help="--data: rank 0 evaluates")
     p.add_argument("--target-accuracy", type=float, default=0,
                    help="--data: stop at the first evaluation at least this (0 to 1)")
+    p.add_argument("--train-samples", type=int, default=0, help="--data: the first N (0: all)")
+    p.add_argument("--test-samples", type=int, default=0, help="--data: the first N (0: all)")
     a = p.parse_args()
     if a.check_params:
         bad = 0
@@ -252,8 +256,9 @@ def main():
         sys.exit("ddp.py: --rank, --world, --master, --model and --out are required")
     if a.world < 1 or not 0 <= a.rank < a.world or a.iterations < 1 or a.batch < 1:
         sys.exit("ddp.py: bad --rank/--world/--iterations/--batch")
-    if a.epochs < 1 or a.eval_every < 1 or not 0 <= a.target_accuracy <= 1:
-        sys.exit("ddp.py: bad --epochs/--eval-every/--target-accuracy")
+    if (a.epochs < 1 or a.eval_every < 1 or not 0 <= a.target_accuracy <= 1
+            or a.train_samples < 0 or a.test_samples < 0):
+        sys.exit("ddp.py: bad --epochs/--eval-every/--target-accuracy/--*-samples")
     if a.data and not os.path.isdir(a.data):
         sys.exit(f"ddp.py: --data {a.data}: no such folder")
     host, _, port = a.master.rpartition(":")

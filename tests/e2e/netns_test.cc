@@ -284,6 +284,33 @@ void expect_same_weights(const std::string& name, const std::string& common,
   std::system(("rm -rf '" + dir + "' '" + dir + ".k.log' '" + dir + ".u.log'").c_str());
 }
 
+// `bench --peers ddp --target-accuracy A` trains the PyTorch peer on Fashion-MNIST over the
+// same links and reports its time to A beside dynacomm's (bench/peers/ddp.py --data).
+TEST_F(Netns, BenchTrainsTheDdpPeerToTheTargetAccuracy) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const std::string dir =
+      ::testing::TempDir() + "dynacomm_ddp_target_" + std::to_string(::getpid());
+  ASSERT_EQ(std::system((std::string(DYNACOMM_EXE) +
+                         " bench --model cnn --net netns --compress none --peers ddp "
+                         "--target-accuracy 0.5 --eval-every 20 --epochs 1 --train-samples 4000 "
+                         "--test-samples 500 --down 1gbit --latency 1ms --out " +
+                         dir + " > " + dir + ".log 2>&1")
+                            .c_str()),
+            0)
+      << read_file(dir + ".log");
+  const nlohmann::json rows = nlohmann::json::parse(read_file(dir + "/codecs.json"));
+  ASSERT_EQ(rows.size(), 2u);
+  const nlohmann::json& ddp = rows[1];
+  EXPECT_EQ(ddp["compress"], "pytorch-ddp");
+  ASSERT_EQ(ddp["time_to_accuracy"].size(), 1u) << ddp.dump();
+  const nlohmann::json& t = ddp["time_to_accuracy"][0];
+  EXPECT_GE(t["accuracy"].get<double>(), 0.5);
+  EXPECT_EQ(t["iteration"].get<int>() % 20, 19);  // an evaluation's iteration
+  EXPECT_GT(t["wall_s"].get<double>(), 0);
+  EXPECT_EQ(leftovers(), "") << namespaces();
+  std::system(("rm -rf '" + dir + "' '" + dir + ".log'").c_str());
+}
+
 // The whole product over kernel-shaped links: the same weights as over emulated ones.
 TEST_F(Netns, TrainOverNamespacesLearnsTheSameWeights) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";

@@ -63,6 +63,23 @@ void read_run(const std::string& dir, CodecRun& run) {
   }
 }
 
+// The DDP peer's evaluations as a run's: its accuracy against training time, the target's
+// crossing (its bytes are not counted: left at 0, shown as "-") and its last accuracy.
+void with_evaluations(const DdpRun& peer, double target, CodecRun& run) {
+  for (const DdpRun::Evaluation& e : peer.evaluations) {
+    run.accuracy.x.push_back(e.train_s);
+    run.accuracy.y.push_back(100 * e.accuracy);
+    run.summary.test_accuracy = e.accuracy;
+  }
+  run.summary.time_to_accuracy.target = target;
+  if (!peer.reached) return;
+  worker::TimeToAccuracy& t = run.summary.time_to_accuracy;
+  t.iteration = peer.reached->iteration;
+  t.accuracy = peer.reached->accuracy;
+  t.wall_s = peer.reached->train_s;
+  t.iterations = peer.reached->iteration + 1;
+}
+
 // Every round's runs of one codec, summed up.
 struct CodecRow {
   std::string codec;
@@ -145,8 +162,10 @@ std::string table_of(const std::vector<CodecRow>& rows, bool to_accuracy, double
       if (t.reached()) {
         wall.push_back(t.wall_s);
         its.push_back(static_cast<double>(t.iterations));
-        up.push_back(static_cast<double>(t.bytes_up) / 1e6);
-        down.push_back(static_cast<double>(t.bytes_down) / 1e6);
+        if (t.bytes_up > 0 || t.bytes_down > 0) {  // counted (not the DDP peer's)
+          up.push_back(static_cast<double>(t.bytes_up) / 1e6);
+          down.push_back(static_cast<double>(t.bytes_down) / 1e6);
+        }
         j["time_to_accuracy"].push_back(to_json(t));
       }
     md += "| `" + r.codec + "` | " + std::to_string(wall.size()) + " of " +
@@ -201,10 +220,10 @@ JobFlags codec_job(const BenchFlags& f, bool to_accuracy, const Axis& axis) {
     throw InvalidInput(
         "bench: --sweep-bandwidth is for the schedulers' bench; the codecs' bench runs the "
         "link of --down/--up (one bench per link)");
-  if (!f.peers.empty() && (axis.stem != "arch" || to_accuracy || base.net != "netns"))
-    throw InvalidInput(
-        "bench: --peers is for the schedulers' bench, or an --arch list's per-iteration bench "
-        "under --net netns");
+  // The peer runs on the namespaces' links (per iteration, or with --target-accuracy on
+  // Fashion-MNIST to the target, bench/peers/ddp.py --data).
+  if (!f.peers.empty() && base.net != "netns")
+    throw InvalidInput("bench: --peers needs --net netns (the peer runs on the kernel's links)");
   for (const std::string& p : f.peers)
     if (p != "ddp") throw InvalidInput("bench: unknown peer '" + p + "' (known: ddp)");
   if (!to_accuracy) {
@@ -275,7 +294,9 @@ void run_codec_bench(const BenchFlags& f) {
         report::RunFolder made(ddp_dir);  // the peer writes into it
         JobFlags dj = base;
         dj.iterations = f.iterations;
-        ddp.iteration_ms = run_ddp(f, dj, *topology, ddp_dir, threads).first.values;
+        const DdpRun peer = run_ddp(f, dj, *topology, ddp_dir, threads);
+        ddp.iteration_ms = peer.iterations.values;
+        with_evaluations(peer, base.target_accuracy, ddp);
         runs.push_back(std::move(ddp));
       }
     }

@@ -157,9 +157,9 @@ void bench_setting(const BenchFlags& f, const JobFlags& base, const std::string&
   std::string peer_note;
   for (const auto& peer : f.peers) {
     (void)peer;  // ddp
-    auto [s, params] = run_ddp(f, j, *topology, dir, threads);
-    add_row("pytorch-ddp", s, 0, 0, 0, run_ideal, run_ideal_online);
-    peer_note += ddp_note(params, j, summary);
+    const DdpRun ddp = run_ddp(f, j, *topology, dir, threads);
+    add_row("pytorch-ddp", ddp.iterations, 0, 0, 0, run_ideal, run_ideal_online);
+    peer_note += ddp_note(ddp.params, j, summary);
   }
   table += setting_note(j, summary, run_ideal, run_ideal_online, online_down, online_up,
                         spread_note, peer_note);
