@@ -30,8 +30,8 @@ Replanned estimate(const plan::UnitTimeEstimator& compute, plan::LinkEstimator d
   r.link.overhead_up_ms = u.overhead_ms;
   r.link.latency_ms = latency_ms;
   r.profile = std::move(profile);
-  r.held_down_ms = down.held_overhead_ms();
-  r.held_up_ms = up.held_overhead_ms();
+  r.held_down = down.held();
+  r.held_up = up.held();
   return r;
 }
 

@@ -31,13 +31,13 @@ struct Estimators {
 };
 
 // What the estimates say, and (for a re-planning task) what it decided from them and how
-// long it took; the link estimators' held overheads go back to the originals.
+// long it took; what the link estimators hold goes back to the originals.
 struct Replanned {
   plan::ReplanDecision decision;
   plan::ModelProfile profile;  // with the pushes' codecs
   plan::ModelProfile dense;    // without: what a fresh codec choice starts from
   plan::LinkProfile link;
-  double held_down_ms, held_up_ms;
+  plan::LinkEstimator::Held held_down, held_up;
   double planning_ms = 0;
 };
 

@@ -169,9 +169,9 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
     // the next task waits four times as long as this one took, or starts at once when the
     // estimates have moved far from this one's (plan::SearchCadence).
     cadence_.searched(ms_between(c_.started, Clock::now()), r.planning_ms, r.profile, r.link);
-    // The task fitted on copies: the link estimators' held overheads come back.
-    c_.estimators.down.hold_overhead(r.held_down_ms);
-    c_.estimators.up.hold_overhead(r.held_up_ms);
+    // The task fitted on copies: what the link estimators hold comes back.
+    c_.estimators.down.hold(r.held_down);
+    c_.estimators.up.hold(r.held_up);
     if (replanning_from_ >= job_plan_from_) {  // else it judged the job's previous plan
       plan::ReplanDecision d = r.decision;
       d.change = d.change && policy_.due(it);

@@ -32,7 +32,7 @@ struct ReplanContext {
   const WorkerOptions& o;
   Comm& comm;
   const plan::Slicing& slicing;
-  Estimators& estimators;                              // the held overheads come back from a task
+  Estimators& estimators;                              // what the links hold comes back from a task
   const plan::ModelProfile& profile;                   // the units; times come from the estimates
   const plan::LinkProfile& given;                      // the given link, with the fitted stretch
   const std::vector<plan::LinkTracePoint>& link_rows;  // this rank's link trace

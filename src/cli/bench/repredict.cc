@@ -97,8 +97,8 @@ std::vector<Prediction> repredict(const RotationLog& log, const std::vector<plan
     }
     const worker::Replanned now = worker::estimate(r.compute, r.down, r.up, r.aggregation, {},
                                                    log.profile, then, log.latency_ms);
-    r.down.hold_overhead(now.held_down_ms);  // as the re-planning task hands them back
-    r.up.hold_overhead(now.held_up_ms);
+    r.down.hold(now.held_down);  // as the re-planning task hands them back
+    r.up.hold(now.held_up);
     const plan::Plan& p = plans[static_cast<std::size_t>(i.plan_id - 1)];
     Prediction pr{i.iteration, plan::predict_plan_ms(now.profile, now.link, p, planner),
                   plan::ideal_ms(now.profile, now.link, p), 0};

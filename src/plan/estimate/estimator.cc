@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <utility>
 
@@ -129,16 +130,48 @@ std::vector<TransferSample> LinkEstimator::weighted() const {
   return out;
 }
 
+namespace {
+
+// Whether the line `f` through `s` could tell the bandwidth: the sizes' spread, at the
+// faster of `f`'s and the held bandwidth, is at least 4 times the timing noise.
+bool tells_bandwidth(const std::vector<TransferSample>& s, const LinkFit& f, double held_bps) {
+  double smallest = std::numeric_limits<double>::infinity(), largest = 0;
+  std::vector<double> residuals;
+  for (const TransferSample& t : s) {
+    smallest = std::min(smallest, t.bytes);
+    largest = std::max(largest, t.bytes);
+    residuals.push_back(t.ms - f.overhead_ms - 8000.0 * t.bytes / f.bandwidth_bps);
+  }
+  const double centre = median(residuals);
+  for (double& r : residuals) r = std::abs(r - centre);
+  const double spread_ms = 8000.0 * (largest - smallest) / std::max(f.bandwidth_bps, held_bps);
+  return spread_ms > 0 && spread_ms >= 4 * median(residuals);
+}
+
+}  // namespace
+
 LinkFit LinkEstimator::estimate(double fallback_bps) {
   const std::vector<TransferSample> s = weighted();
   LinkFit f = fit_link(s, 0);
-  if (f.bandwidth_fitted) {
-    held_overhead_ms_ = f.overhead_ms;
+  if (f.bandwidth_fitted && tells_bandwidth(s, f, held_.bandwidth_bps)) {
+    held_ = {f.overhead_ms, f.bandwidth_bps};
     return f;
   }
-  if (held_overhead_ms_ < 0) return fit_link(s, fallback_bps);  // nothing to hold yet
-  f.overhead_ms = held_overhead_ms_;
-  f.bandwidth_bps = fit_bandwidth(s, held_overhead_ms_);
+  if (held_.overhead_ms < 0) return fit_link(s, fallback_bps);  // nothing to hold yet
+  // One figure held, the other fitted: the bytes' time or the overhead, whichever
+  // dominates these transfers at the held figures.
+  std::vector<double> bytes;
+  for (const TransferSample& t : s) bytes.push_back(t.bytes);
+  const bool bytes_dominate =
+      bytes.empty() || 8000.0 * median(bytes) / held_.bandwidth_bps >= held_.overhead_ms;
+  f.bandwidth_fitted = true;
+  if (!bytes_dominate) {
+    f.bandwidth_bps = held_.bandwidth_bps;
+    f.overhead_ms = fit_overhead(s, held_.bandwidth_bps);
+    return f;
+  }
+  f.overhead_ms = held_.overhead_ms;
+  f.bandwidth_bps = fit_bandwidth(s, held_.overhead_ms);
   f.bandwidth_fitted = f.bandwidth_bps > 0;
   if (!f.bandwidth_fitted) f.bandwidth_bps = fallback_bps;
   return f;

@@ -72,6 +72,40 @@ TEST(LinkEstimator, EqualSizesHoldTheOverheadAndFitTheBandwidth) {
   EXPECT_NEAR(predicted, 3.0 + 8000 * 1e6 / 25e6, 0.06 * predicted);
 }
 
+// Compressed pushes on a fast link: tens of kilobytes whose sizes differ by less time
+// than the timing noise. Their line's slope is noise (it swung between 6 Mbit/s and
+// 5.5 Gbit/s on a 1 Gbit/s link); the bandwidth from the warm-up's spread stays and the
+// overhead follows, so a dense push is still predicted right and a small one too.
+TEST(LinkEstimator, SmallTransfersHoldTheBandwidthAndFitTheOverhead) {
+  LinkEstimator e({});
+  Stream s;
+  for (int it = 0; it < 4; ++it) s.iteration(e, it, 1e9, 2.0, kMixed);  // warm-up: spread
+  ASSERT_NEAR(e.estimate(0).bandwidth_bps, 1e9, 0.15e9);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> jitter(-1.0, 1.0);  // ms: within it, the fit
+  const std::vector<double> small = {16e3, 20e3, 30e3, 36e3};
+  double held = 0, lowest = 1e18, highest = 0;
+  for (int it = 4; it < 48; ++it) {
+    for (double bytes : small) e.add(it, bytes, 3.0 + 8000 * bytes / 1e9 + jitter(rng));
+    const LinkFit f = e.estimate(0);
+    if (it < 12) {  // the warm-up's spread still in the 8-iteration window
+      held = f.bandwidth_bps;
+      continue;
+    }
+    lowest = std::min(lowest, f.bandwidth_bps);
+    highest = std::max(highest, f.bandwidth_bps);
+    EXPECT_NEAR(f.overhead_ms + 8000 * 30e3 / f.bandwidth_bps, 3.24, 1.0) << "iteration " << it;
+  }
+  EXPECT_DOUBLE_EQ(lowest, held);
+  EXPECT_DOUBLE_EQ(highest, held);
+  EXPECT_NEAR(held, 1e9, 0.15e9);
+  const LinkFit f = e.estimate(0);
+  EXPECT_NEAR(f.overhead_ms + 8000 * 3.3e6 / f.bandwidth_bps, 3.0 + 26.4, 0.15 * 29.4);
+  // Sizes that do spread in time again are fitted afresh: the link became 10x slower.
+  for (int it = 48; it < 56; ++it) s.iteration(e, it, 1e8, 2.0, kMixed);
+  EXPECT_NEAR(e.estimate(0).bandwidth_bps, 1e8, 1.5e7);
+}
+
 TEST(LinkEstimator, WithoutAnySpreadUsesTheFallbackBandwidth) {
   LinkEstimator e({});
   for (int it = 0; it < 3; ++it) e.add(it, 1e6, 85.0);
