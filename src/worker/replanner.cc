@@ -1,5 +1,9 @@
 #include "worker/replanner.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +32,14 @@ plan::ReplanDecision decide(const plan::ReplanPolicy& policy, const Replanned& r
                             const PushCodecs& codecs, double threshold = -1) {
   if (!codecs.choose) return policy.evaluate(r.profile, r.link, threshold);
   return policy.evaluate_codecs(r.dense, codecs.options, codecs.choice, r.link, threshold);
+}
+
+// The re-planning task's thread runs at the lowest priority (nice 19, this thread only):
+// on a device whose cores are busy training, the search takes the cycles training leaves
+// idle (the waits for the link) instead of stretching compute. Best effort: a refusal
+// leaves it as it was.
+void lowest_cpu_priority() {
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
 }
 
 std::string fmt_g(double x) {
@@ -202,6 +214,7 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
   replanning_ =
       std::async(std::launch::async, [policy = policy_, e = c_.estimators, profile = c_.profile,
                                       given = c_.given, latency = c_.comm.latency_ms()]() mutable {
+        lowest_cpu_priority();
         const auto t0 = Clock::now();
         Replanned r = estimate(e.compute, std::move(e.down), std::move(e.up), e.aggregation,
                                e.codecs, profile, given, latency);

@@ -164,6 +164,10 @@ LinkFit LinkEstimator::estimate(double fallback_bps) {
   for (const TransferSample& t : s) bytes.push_back(t.bytes);
   const bool bytes_dominate =
       bytes.empty() || 8000.0 * median(bytes) / held_.bandwidth_bps >= held_.overhead_ms;
+  // A bandwidth fitted so is what these transfers tell: it is held from now on (a link that
+  // slowed under dense pushes keeps its new bandwidth when small pushes follow). An overhead
+  // fitted so is not: it absorbs whatever the held bandwidth misses, and held, it would
+  // make the overhead dominate every window after.
   f.bandwidth_fitted = true;
   if (!bytes_dominate) {
     f.bandwidth_bps = held_.bandwidth_bps;
@@ -173,7 +177,10 @@ LinkFit LinkEstimator::estimate(double fallback_bps) {
   f.overhead_ms = held_.overhead_ms;
   f.bandwidth_bps = fit_bandwidth(s, held_.overhead_ms);
   f.bandwidth_fitted = f.bandwidth_bps > 0;
-  if (!f.bandwidth_fitted) f.bandwidth_bps = fallback_bps;
+  if (!f.bandwidth_fitted)
+    f.bandwidth_bps = fallback_bps;
+  else
+    held_.bandwidth_bps = f.bandwidth_bps;
   return f;
 }
 
