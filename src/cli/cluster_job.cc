@@ -212,9 +212,7 @@ namespace {
 RunSummary run_chosen_job(const JobFlags& j, const std::vector<JobFlags>& per_worker,
                           const std::string& run_dir, int threads, cluster::NetnsTopology* topology,
                           const cluster::StatusStyle& style, const JobControl& control);
-}  // namespace
 
-namespace {
 // A trial's flags: `arch`, the warm-up and `trials` iterations, no target, and its one
 // evaluation (at the end) on 256 test images at most: its accuracy is not what it is for.
 JobFlags trial_flags(JobFlags f, const std::string& arch, int trials) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/stats.h"
+
 namespace dynacomm::worker {
 
 namespace {
@@ -10,11 +12,7 @@ namespace {
 // Below this a warm-up figure is timer noise, not a scale to measure against.
 constexpr double kSmallestMs = 0.02;
 
-double median_of(const std::deque<double>& q) {
-  std::vector<double> v(q.begin(), q.end());
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+double median_of(const std::deque<double>& q) { return median({q.begin(), q.end()}); }
 
 bool plausible(double ms) { return std::isfinite(ms) && ms >= 0 && ms < 60'000; }
 

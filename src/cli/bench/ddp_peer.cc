@@ -40,15 +40,12 @@ DdpRun run_ddp(const BenchFlags& f, const JobFlags& j, cluster::NetnsTopology& t
                                      "--out",
                                      dir + "/ddp-rank" + std::to_string(r) + ".json"};
     if (j.target_accuracy > 0)  // the same data, epochs and evaluations as dynacomm's job
-      for (const std::string& a :
-           {std::string("--data"),
-            j.data_dir.empty() ? data::default_fashion_mnist_dir() : j.data_dir,
-            std::string("--epochs"), std::to_string(j.epochs), std::string("--eval-every"),
-            std::to_string(j.eval_every > 0 ? j.eval_every : 50), std::string("--target-accuracy"),
-            fmt("%g", j.target_accuracy), std::string("--train-samples"),
-            std::to_string(j.train_samples), std::string("--test-samples"),
-            std::to_string(j.test_samples)})
-        args.push_back(a);
+      args.insert(args.end(),
+                  {"--data", j.data_dir.empty() ? data::default_fashion_mnist_dir() : j.data_dir,
+                   "--epochs", std::to_string(j.epochs), "--eval-every",
+                   std::to_string(j.eval_every > 0 ? j.eval_every : 50), "--target-accuracy",
+                   fmt("%g", j.target_accuracy), "--train-samples", std::to_string(j.train_samples),
+                   "--test-samples", std::to_string(j.test_samples)});
     c.start_process("DDP rank " + std::to_string(r), args, "ddp-rank" + std::to_string(r) + ".log",
                     topology.worker_namespace(r));
   }
