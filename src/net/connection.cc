@@ -62,7 +62,7 @@ bool Connection::poll(Clock::time_point deadline, Message* out) {
   while (true) {
     zmq::pollitem_t items[] = {{zmq_->socket.handle(), 0, ZMQ_POLLIN, 0},
                                {nullptr, zmq_->wake_fd, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 2, poll_timeout(deadline));
+    poll_until(items, 2, deadline);
     if (items[1].revents & ZMQ_POLLIN) {
       std::uint64_t count = 0;
       [[maybe_unused]] const ssize_t n = ::read(zmq_->wake_fd, &count, sizeof count);

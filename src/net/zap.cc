@@ -37,7 +37,7 @@ void ZapHandler::serve() {
   zmq::socket_t& s = socket_->socket;
   while (!stop_) {
     zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    poll_until(&item, 1, std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
     if (!(item.revents & ZMQ_POLLIN)) continue;
     // version, request id, domain, address, identity, mechanism, credentials...
     std::vector<zmq::message_t> request;

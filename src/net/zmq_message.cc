@@ -1,5 +1,7 @@
 #include "net/zmq_message.h"
 
+#include <cerrno>
+
 namespace dynacomm::net {
 
 zmq::context_t& zmq_context() {
@@ -18,6 +20,16 @@ std::chrono::milliseconds poll_timeout(std::chrono::steady_clock::time_point dea
   const auto left =
       std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   return left.count() < 0 ? std::chrono::milliseconds(0) : left;
+}
+
+void poll_until(zmq::pollitem_t* items, std::size_t n,
+                std::chrono::steady_clock::time_point deadline) {
+  try {
+    zmq::poll(items, n, poll_timeout(deadline));
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EINTR) throw;
+    for (std::size_t i = 0; i < n; ++i) items[i].revents = 0;
+  }
 }
 
 }  // namespace dynacomm::net

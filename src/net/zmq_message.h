@@ -19,4 +19,10 @@ zmq::message_t owned_message(std::string&& bytes);
 // never negative.
 std::chrono::milliseconds poll_timeout(std::chrono::steady_clock::time_point deadline);
 
+// zmq::poll on `n` items until `deadline`. A signal that lands on the calling thread (the
+// launcher's stop reaches whichever thread the kernel picks) interrupts it: that is no
+// event, not an error, and every revents is left 0; any other failure throws as zmq::poll.
+void poll_until(zmq::pollitem_t* items, std::size_t n,
+                std::chrono::steady_clock::time_point deadline);
+
 }  // namespace dynacomm::net

@@ -101,7 +101,7 @@ bool ZmqRouter::read_monitor() {
 bool ZmqRouter::poll(Clock::time_point deadline, Inbound* out) {
   zmq::pollitem_t items[2] = {{socket_->handle(), 0, ZMQ_POLLIN, 0},
                               {monitor_ ? monitor_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-  zmq::poll(items, monitor_ ? 2 : 1, poll_timeout(deadline));
+  poll_until(items, monitor_ ? 2 : 1, deadline);
   // Every event first: a connection's close is reported before its descriptor can be
   // reused, so a new connection's message is never taken for the closed one's.
   if (monitor_ && (items[1].revents & ZMQ_POLLIN))

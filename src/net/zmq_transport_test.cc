@@ -2,6 +2,8 @@
 // worker's Connection and the PS's ZmqRouter exchange frames both ways, a departed peer is
 // reported, a wake-up ends a poll at once, and a frame that is not a message is dropped.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <thread>
 
@@ -62,6 +64,31 @@ TEST_P(Transports, APeerThatLeftIsReportedNotThrown) {
     std::this_thread::sleep_for(10ms);
   }
   EXPECT_FALSE(sent);
+}
+
+// A signal that lands on a polling thread (a launcher's stop picks any thread) is no
+// event and no error: both sides' polls return without a message and do not throw.
+TEST_P(Transports, ASignalOnThePollingThreadIsNotAnError) {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) {};  // no SA_RESTART: poll returns EINTR
+  struct sigaction before {};
+  ASSERT_EQ(::sigaction(SIGUSR1, &sa, &before), 0);
+  ZmqRouter router(GetParam());
+  Connection worker(router.endpoint(), kLimits);
+  for (int side = 0; side < 2; ++side) {
+    const pthread_t self = ::pthread_self();
+    std::thread signaller([&] {
+      std::this_thread::sleep_for(100ms);
+      ::pthread_kill(self, SIGUSR1);
+    });
+    Message m;
+    Inbound in;
+    const auto start = Clock::now();
+    EXPECT_NO_THROW(side == 0 ? worker.poll(start + 500ms, &m) : router.poll(start + 500ms, &in))
+        << (side == 0 ? "the worker's" : "the PS's");
+    signaller.join();
+  }
+  ::sigaction(SIGUSR1, &before, nullptr);
 }
 
 TEST_P(Transports, AWakeUpEndsThePollAtOnceAndGarbageIsDropped) {
