@@ -8,10 +8,16 @@
 namespace dynacomm::ps {
 
 BackupChooser::BackupChooser(int workers, int units, std::int64_t from, int window,
-                             double threshold)
-    : workers_(workers), units_(units), window_(window), threshold_(threshold), next_(from) {
-  if (workers < 1 || units < 1 || window < 1 || !(threshold >= 0))
-    throw InvalidInput("backup:auto: workers, units and window must be positive");
+                             double threshold, int first_window)
+    : workers_(workers),
+      units_(units),
+      window_(window),
+      first_window_(std::min(first_window, window)),
+      threshold_(threshold),
+      from_(from),
+      next_(from) {
+  if (workers < 1 || units < 1 || window < 1 || first_window < 1 || !(threshold >= 0))
+    throw InvalidInput("backup:auto: workers, units and windows must be positive");
 }
 
 void BackupChooser::version_ready(std::int64_t iteration, double ms) {
@@ -51,7 +57,7 @@ int BackupChooser::best(const std::vector<std::vector<double>>& delays,
 
 std::optional<BackupChooser::Change> BackupChooser::decide() {
   // A window is evaluated once two versions past its last iteration are ready.
-  const std::int64_t end = next_ + window_;
+  const std::int64_t end = next_ + (next_ == from_ ? first_window_ : window_);
   if (ready_.count(end + 1) == 0) return std::nullopt;
   std::vector<std::vector<double>> delays;
   for (std::int64_t t = next_; t < end; ++t) {

@@ -15,7 +15,10 @@
 // iterations of that order statistic. After each window of `window` iterations (evaluated
 // once two more versions are ready, so pushes that were merely late are in) the B with the
 // least time per gradient is chosen (ties: the smaller B); a change needs a gain of more
-// than `threshold` over the B in use.
+// than `threshold` over the B in use. The first window is `first_window` iterations (at
+// most `window`): until it ends the job runs BSP, and a straggler that stays slow makes
+// every one of those iterations its own length (3: the calibration warm-up's, where a
+// 5 Mbit/s device already takes seconds against the others' tenths).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +34,7 @@ class BackupChooser {
  public:
   // from: the first iteration the job runs (a resumed job's checkpoint).
   BackupChooser(int workers, int units, std::int64_t from = 0, int window = 10,
-                double threshold = 0.05);
+                double threshold = 0.05, int first_window = 3);
 
   void version_ready(std::int64_t iteration, double ms);
   void pushed(int rank, std::int64_t iteration, int first, int last, double ms);
@@ -52,9 +55,10 @@ class BackupChooser {
   static constexpr double kNever = std::numeric_limits<double>::infinity();
 
  private:
-  int workers_, units_, window_;
+  int workers_, units_, window_, first_window_;
   double threshold_;
   int backups_ = 0;
+  std::int64_t from_ = 0;  // the first iteration of the first window
   std::int64_t next_ = 0;  // the first iteration not evaluated yet
   std::map<std::int64_t, double> ready_;
   std::map<std::pair<std::int64_t, int>, int> units_in_;  // (iteration, rank) -> units pushed

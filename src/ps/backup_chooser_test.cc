@@ -57,7 +57,7 @@ TEST(BackupChooser, BestMatchesTheDefinitionOnRandomDelays) {
 // Window by window: a straggler appears (B 0 -> 1), then goes (back to 0); a small gain is
 // no change. Versions are ready every 100 ms; pushes come 50 ms after, a straggler's 2 s.
 TEST(BackupChooser, ChangesBOnlyAfterAWindowAndOnlyForAClearGain) {
-  BackupChooser c(4, /*units=*/2, /*from=*/0, /*window=*/10);
+  BackupChooser c(4, /*units=*/2, /*from=*/0, /*window=*/10, 0.05, /*first_window=*/10);
   auto iteration = [&](std::int64_t t, double straggler_ms) {
     c.version_ready(t, 100.0 * t);
     for (int r = 0; r < 4; ++r) {
@@ -84,6 +84,39 @@ TEST(BackupChooser, ChangesBOnlyAfterAWindowAndOnlyForAClearGain) {
   for (std::int64_t t = 22; t < 32; ++t) iteration(t, 60);
   EXPECT_FALSE(c.decide());
   EXPECT_EQ(c.backups(), 0);
+}
+
+// The first window is short (the default's 3 iterations): a straggler there is dropped
+// after iteration 4 (two versions past it), not after 11; later windows are 10 long. A
+// resumed job's chooser starts its short window where the job resumes.
+TEST(BackupChooser, TheFirstWindowIsShort) {
+  for (const std::int64_t from : {std::int64_t{0}, std::int64_t{40}}) {
+    BackupChooser c(4, /*units=*/1, from);
+    auto iteration = [&](std::int64_t t, double straggler_ms) {
+      c.version_ready(t, 100.0 * t);
+      for (int r = 0; r < 4; ++r) c.pushed(r, t, 0, 0, 100.0 * t + (r == 3 ? straggler_ms : 50));
+    };
+    for (std::int64_t t = from; t < from + 4; ++t) {
+      iteration(t, 2000);
+      EXPECT_FALSE(c.decide()) << "from " << from << ", at " << t;
+    }
+    iteration(from + 4, 2000);
+    const auto change = c.decide();
+    ASSERT_TRUE(change) << "from " << from;
+    EXPECT_EQ(change->backups, 1);
+    EXPECT_NE(
+        change->why.find("iterations " + std::to_string(from) + ".." + std::to_string(from + 2)),
+        std::string::npos)
+        << change->why;
+    // The next window is iterations from+3 .. from+12, decided at from+14.
+    for (std::int64_t t = from + 5; t < from + 14; ++t) {
+      iteration(t, 52);
+      EXPECT_FALSE(c.decide()) << "from " << from << ", at " << t;
+    }
+    iteration(from + 14, 52);
+    ASSERT_TRUE(c.decide()) << "from " << from;
+    EXPECT_EQ(c.backups(), 0);
+  }
 }
 
 }  // namespace

@@ -351,7 +351,8 @@ TEST(PsCluster, EverySyncModeRunsAJobThroughTheServer) {
   EXPECT_EQ(train_sync(3, 10, "ssp:0").weights, reference(3, 10));
   for (const std::string mode : {"ssp:2", "backup:1", "asp", "backup:auto", "local:4"}) {
     SCOPED_TRACE(mode);
-    // backup:auto decides after a window of 10 iterations (two more ready).
+    // backup:auto decides after its first window (3 iterations, two more ready), then
+    // every 10.
     const int iterations = mode == "backup:auto" ? 30 : 12;
     const SyncJob job = train_sync(3, iterations, mode, /*slow=*/2);
     for (float w : job.weights) EXPECT_TRUE(std::isfinite(w));
