@@ -74,10 +74,9 @@ WorkerResult::PlanInfo choose(const WorkerOptions& o,
                               const std::vector<WorkerResult::PlanInfo>& plans,
                               const std::vector<double>& job_ms, std::ostream& progress,
                               std::string& choice, std::vector<WorkerResult::Ranked>& ranking) {
-  std::vector<std::size_t> order(plans.size());
-  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return job_ms[a] < job_ms[b]; });
+  std::vector<std::string> names;
+  for (const auto& p : plans) names.push_back(p.scheduler);
+  const std::vector<std::size_t> order = plan::auto_order(names, job_ms);
   for (std::size_t k : order) ranking.push_back({plans[k].scheduler, job_ms[k]});
   WorkerResult::PlanInfo best = plans[order.front()];
   best.id = 1;

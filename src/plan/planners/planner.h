@@ -11,6 +11,7 @@
 // public entry point make_plan validates them and throws InvalidInput otherwise).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,17 @@ struct PlannerInfo {
 
 // Not a planner: every planner's plan predicted, the fastest run (worker/worker.h).
 constexpr const char* kAutoScheduler = "auto";
+
+// --scheduler auto's order of the strategies (indices into `schedulers`), the one it runs
+// first: by `predicted_ms`, fastest first, except that among those tied with the fastest
+// (within 1e-6 relative) the exact optimisers come first, dynacomm-fd then dynacomm, in
+// `schedulers`' order otherwise. dynacomm's DP is optimal over every segmentation its
+// model has, so a fixed rule (sequential, layerwise, greedy, mgwfbp, bucket) at best ties
+// it; and re-planning refines the chosen strategy's plan as the links move, where a fixed
+// rule re-plans to itself (a device on a 5 Mbit/s link, where sequential tied dynacomm,
+// kept its sequential plan after the link came back to 100 Mbit/s).
+std::vector<std::size_t> auto_order(const std::vector<std::string>& schedulers,
+                                    const std::vector<double>& predicted_ms);
 
 // All planners, in the order they are reported (sequential first: the baseline).
 const std::vector<PlannerInfo>& planner_registry();

@@ -105,6 +105,42 @@ TEST(Planners, CoverAllUnitsAndDynacommIsNeverSlower) {
   }
 }
 
+// --scheduler auto's order: the fastest first; among those tied with it the exact
+// optimisers (dynacomm-fd, then dynacomm) first, the rest in the given order.
+TEST(AutoOrder, TheFastestFirstAndAnOptimiserOnATie) {
+  const std::vector<std::string> names = {"sequential",  "layerwise", "greedy",
+                                          "mgwfbp",      "bucket",    "dynacomm",
+                                          "dynacomm-fd", "p3",        "bytescheduler"};
+  // A device on a 5 Mbit/s link: sequential, mgwfbp and dynacomm make the same plan.
+  const std::vector<std::size_t> slow_link = auto_order(
+      names, {5828.2, 6000, 5900, 5828.2, 7000, 5828.2 * (1 + 1e-9), 5904.4, 8617.2, 10896.5});
+  EXPECT_EQ(slow_link, (std::vector<std::size_t>{5, 0, 3, 2, 6, 1, 4, 7, 8}));
+  // No tie: the fastest, whatever it is; fd before dynacomm when both tie.
+  EXPECT_EQ(auto_order(names, {100, 200, 200, 200, 200, 100.5, 200, 200, 200}).front(), 0u);
+  EXPECT_EQ(auto_order(names, {100, 200, 200, 200, 200, 100, 100, 200, 200}).front(), 6u);
+  EXPECT_EQ(auto_order({}, {}), std::vector<std::size_t>{});
+  EXPECT_THROW(auto_order(names, {1, 2}), InvalidInput);
+}
+
+// With the real planners' phase-separated predictions, auto never runs a fixed rule:
+// dynacomm's DP ties or beats each of them, and wins the tie.
+TEST(AutoOrder, NeverChoosesAFixedRuleOverTheDp) {
+  std::mt19937_64 rng(11);
+  for (int c = 0; c < 500; ++c) {
+    ModelProfile profile = testing::random_profile(rng, 1, c % 2 ? 3 : 14);
+    LinkProfile link = testing::random_link(rng);
+    std::vector<std::string> names;
+    std::vector<double> ms;
+    for (const PlannerInfo& info : planner_registry()) {
+      if (info.full_duplex || info.slices) continue;  // another model; sliced: searches
+      names.emplace_back(info.name);
+      ms.push_back(simulate(profile, link, info.fn(profile, link, PlannerOptions{})));
+    }
+    const std::string& first = names[auto_order(names, ms).front()];
+    EXPECT_EQ(first, "dynacomm") << "case " << c;
+  }
+}
+
 // With compute under a busy link charged, the DP is exact only without it: dynacomm then
 // searches locally from the DP's plan (and the two extremes) under the simulator, and
 // takes what it finds when that is predicted > 2% faster than the DP's plan. So: never
