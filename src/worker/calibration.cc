@@ -12,18 +12,13 @@ plan::EstimatorOptions warmup_weights(const WorkerOptions& o) {
   return w;
 }
 
-// Plan for the link the transfers showed: the fitted line where the bandwidth could be
-// fitted and is plausible (within 0.25x..1.5x of the given figure, which bounds the damage
-// of a bad fit from few points), else the given bandwidth with the fitted overhead.
+// Plan for the link the transfers showed (plan::planned_link): the fitted line unless
+// the given bandwidth explains them as well.
 void use(const plan::LinkFit& f, const std::vector<plan::TransferSample>& samples, double given,
          double& bps, double& overhead) {
-  if (f.bandwidth_fitted && f.bandwidth_bps > 0.25 * given && f.bandwidth_bps < 1.5 * given) {
-    bps = f.bandwidth_bps;
-    overhead = f.overhead_ms;
-  } else {
-    bps = given;
-    overhead = plan::fit_overhead(samples, given);
-  }
+  const plan::LinkFit p = plan::planned_link(f, samples, given);
+  bps = p.bandwidth_bps;
+  overhead = p.overhead_ms;
 }
 }  // namespace
 

@@ -130,26 +130,6 @@ std::vector<TransferSample> LinkEstimator::weighted() const {
   return out;
 }
 
-namespace {
-
-// Whether the line `f` through `s` could tell the bandwidth: the sizes' spread, at the
-// faster of `f`'s and the held bandwidth, is at least 4 times the timing noise.
-bool tells_bandwidth(const std::vector<TransferSample>& s, const LinkFit& f, double held_bps) {
-  double smallest = std::numeric_limits<double>::infinity(), largest = 0;
-  std::vector<double> residuals;
-  for (const TransferSample& t : s) {
-    smallest = std::min(smallest, t.bytes);
-    largest = std::max(largest, t.bytes);
-    residuals.push_back(t.ms - f.overhead_ms - 8000.0 * t.bytes / f.bandwidth_bps);
-  }
-  const double centre = median(residuals);
-  for (double& r : residuals) r = std::abs(r - centre);
-  const double spread_ms = 8000.0 * (largest - smallest) / std::max(f.bandwidth_bps, held_bps);
-  return spread_ms > 0 && spread_ms >= 4 * median(residuals);
-}
-
-}  // namespace
-
 LinkFit LinkEstimator::estimate(double fallback_bps) {
   const std::vector<TransferSample> s = weighted();
   LinkFit f = fit_link(s, 0);

@@ -20,7 +20,50 @@ void check(const std::vector<TransferSample>& samples) {
           "a non-positive weight");
 }
 
+// How many transfers the line of `bps` and `overhead_ms` predicts within 25% (or 0.5 ms).
+std::size_t explained(const std::vector<TransferSample>& s, double bps, double overhead_ms) {
+  std::size_t n = 0;
+  for (const TransferSample& t : s) {
+    const double predicted = overhead_ms + 8000.0 * t.bytes / bps;
+    if (std::abs(t.ms - predicted) <= std::max(0.25 * predicted, 0.5)) ++n;
+  }
+  return n;
+}
+
 }  // namespace
+
+bool tells_bandwidth(const std::vector<TransferSample>& s, const LinkFit& f, double other_bps) {
+  if (s.empty() || !(f.bandwidth_bps > 0)) return false;
+  double smallest = std::numeric_limits<double>::infinity(), largest = 0;
+  std::vector<double> residuals;
+  for (const TransferSample& t : s) {
+    smallest = std::min(smallest, t.bytes);
+    largest = std::max(largest, t.bytes);
+    residuals.push_back(t.ms - f.overhead_ms - 8000.0 * t.bytes / f.bandwidth_bps);
+  }
+  const double centre = median(residuals);
+  for (double& r : residuals) r = std::abs(r - centre);
+  const double spread_ms = 8000.0 * (largest - smallest) / std::max(f.bandwidth_bps, other_bps);
+  return spread_ms > 0 && spread_ms >= 4 * median(residuals);
+}
+
+LinkFit planned_link(const LinkFit& fit, const std::vector<TransferSample>& samples,
+                     double given_bps) {
+  if (fit.bandwidth_fitted && fit.bandwidth_bps > 0) {
+    if (fit.bandwidth_bps > 0.25 * given_bps && fit.bandwidth_bps < 1.5 * given_bps) return fit;
+    if (!(given_bps > 0)) return fit;
+    const double given_overhead = fit_overhead(samples, given_bps);
+    const std::size_t by_fit = explained(samples, fit.bandwidth_bps, fit.overhead_ms);
+    if (tells_bandwidth(samples, fit, given_bps) && 2 * by_fit > samples.size() &&
+        by_fit >= 2 * explained(samples, given_bps, given_overhead))
+      return fit;
+  }
+  LinkFit p = fit;
+  p.bandwidth_bps = given_bps;
+  p.bandwidth_fitted = false;
+  p.overhead_ms = fit_overhead(samples, given_bps);
+  return p;
+}
 
 double fit_overhead(const std::vector<TransferSample>& samples, double bps) {
   check(samples);

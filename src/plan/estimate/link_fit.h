@@ -43,6 +43,23 @@ struct LinkFit {
 LinkFit fit_link(const std::vector<TransferSample>& samples, double fallback_bps = 0,
                  double min_spread = 0.1);
 
+// Whether the line `f` through `samples` can tell the bandwidth: the sizes' spread, at the
+// faster of f's bandwidth and `other_bps`, takes at least 4 times the timing noise (the
+// median deviation of the transfers from the line). 60 KB transfers that differ by 20 KB on
+// a 1 Gbit/s link differ by 0.16 ms, less than the noise, and their line's slope is noise.
+bool tells_bandwidth(const std::vector<TransferSample>& samples, const LinkFit& f,
+                     double other_bps = 0);
+
+// The figures to plan with from transfers and the bandwidth the user gave (`given_bps`):
+// the fitted line where its bandwidth is near the given one (0.25x..1.5x, which bounds the
+// damage of a bad fit from few points) or where the transfers tell the bandwidth and the
+// line predicts most of them, and at least twice as many as the given bandwidth does (within
+// 25%, each at its own overhead): a link slower or faster than declared, such as a 5 Mbit/s uplink
+// given as 100 Mbit/s, which at the given bandwidth would be planned with seconds of overhead per
+// transfer. Else the given bandwidth with the overhead fitted for it.
+LinkFit planned_link(const LinkFit& fit, const std::vector<TransferSample>& samples,
+                     double given_bps);
+
 // The (weighted) median of ms - 8000 * bytes / bps, clamped at 0. 0 for no samples.
 double fit_overhead(const std::vector<TransferSample>& samples, double bps);
 

@@ -92,6 +92,47 @@ TEST(AggregationFit, PerPushAndPerMegabyteFromTheCompletingPushes) {
   EXPECT_DOUBLE_EQ(none.ms + none.ms_per_mb, 0);
 }
 
+// A link slower or faster than the user gave is planned at what its transfers show. A
+// 5 Mbit/s uplink given as 100 Mbit/s was planned at 100 Mbit/s with the fit's excess as
+// ~5 s of overhead per push, and the planner then sent the gradient in one push.
+TEST(PlannedLink, ALinkFarFromTheGivenOneIsPlannedAsMeasured) {
+  for (const double actual : {5e6, 1e9}) {
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      const std::vector<TransferSample> s = stream(actual, 0.5, 12, 0.05, 0.1, seed);
+      const LinkFit p = planned_link(fit_link(s, 100e6), s, 100e6);
+      EXPECT_NEAR(p.bandwidth_bps / actual, 1.0, 0.15) << actual << " seed " << seed;
+      EXPECT_LT(p.overhead_ms, 50) << actual << " seed " << seed;
+    }
+  }
+  // A warm-up's pushes over a 5 Mbit/s link: one per unit (sizes as cnn's), then whole.
+  const std::vector<TransferSample> warm = {{3216, 5.6},       {205056, 328.9}, {3212288, 5141.1},
+                                            {5160, 8.8},       {3216, 5.4},     {205056, 329.4},
+                                            {3212288, 5150.2}, {5160, 8.6},     {3425720, 5483.0}};
+  const LinkFit p = planned_link(fit_link(warm, 100e6), warm, 100e6);
+  EXPECT_NEAR(p.bandwidth_bps, 5e6, 0.1e6);
+  EXPECT_LT(p.overhead_ms, 1);
+}
+
+// Where the given bandwidth is right, few noisy transfers do not move the plan off it: the
+// fitted line is kept only near it or where it explains the transfers far better.
+TEST(PlannedLink, TheGivenBandwidthStandsAgainstANoisyFit) {
+  int fits_far_off = 0;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    const std::vector<TransferSample> s = stream(50e6, 2.0, 8, 0.2, 0.2, seed);
+    const LinkFit f = fit_link(s, 50e6);
+    if (f.bandwidth_fitted && (f.bandwidth_bps < 12.5e6 || f.bandwidth_bps > 75e6)) ++fits_far_off;
+    const LinkFit p = planned_link(f, s, 50e6);
+    EXPECT_GT(p.bandwidth_bps, 12.5e6) << "seed " << seed;
+    EXPECT_LT(p.bandwidth_bps, 75e6) << "seed " << seed;
+  }
+  EXPECT_GT(fits_far_off, 0);  // the fits this guards against do occur
+  // Nothing fitted: the given bandwidth and the overhead at it.
+  const std::vector<TransferSample> same = {{1e6, 83}, {1e6, 84}, {1e6, 82}};
+  const LinkFit p = planned_link(fit_link(same, 100e6), same, 100e6);
+  EXPECT_DOUBLE_EQ(p.bandwidth_bps, 100e6);
+  EXPECT_NEAR(p.overhead_ms, 3, 1e-9);
+}
+
 TEST(LinkFit, RejectsBadSamples) {
   EXPECT_THROW(fit_link({{-1, 1}}), InvalidInput);
   EXPECT_THROW(fit_link({{1, NAN}}), InvalidInput);
