@@ -17,17 +17,6 @@ Clock::duration ms(double x) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(x));
 }
 
-// How long the link was busy with one transfer that arrived at `arrived` (after the one-way
-// latency) and could start at `ready`, or once the previous transfer in the same direction
-// (arrived at `previous`, if any) had left the link: no waiting, queueing or latency.
-double link_busy_ms(Clock::time_point ready, Clock::time_point arrived,
-                    std::optional<Clock::time_point> previous, double latency_ms) {
-  Clock::time_point start = ready;
-  if (previous) start = std::max(start, *previous - ms(latency_ms));
-  const double busy =
-      std::chrono::duration<double, std::milli>(arrived - ms(latency_ms) - start).count();
-  return std::max(0.0, busy);
-}
 }  // namespace
 
 Comm::Comm(net::Transport& transport, model::Model& model, const CommOptions& options)
@@ -490,10 +479,7 @@ void Comm::on_ack(const net::Message& m) {
   Clock::time_point done =
       received - ms(static_cast<double>(m.header.held_us) / 1000.0 + options_.transport_one_way_ms);
   if (const auto a = at_ps(m.header.arrived_us)) done = std::max(p.start, std::min(*a, received));
-  const double busy = link_busy_ms(  // the previous push of the iteration held the link
-      p.start, done,
-      last_ack_iteration_ == m.header.iteration ? std::optional(last_push_done_) : std::nullopt,
-      latency_ms_);
+  const double busy = push_clock_.busy_ms(p.start, done, latency_ms_);
   link_events_.push_back({true, m.header.iteration, p.segment, p.bytes, p.start, done,
                           static_cast<double>(m.header.held_us) / 1000.0, busy});
   const net::UpdateReport u = net::get_update_report(m.payload());
@@ -503,8 +489,6 @@ void Comm::on_ack(const net::Message& m) {
         {static_cast<double>(u.bytes), static_cast<double>(u.us) / 1000.0, 1.0});
     if (aggregations_.size() > 4096) aggregations_.erase(aggregations_.begin());
   }
-  last_ack_iteration_ = m.header.iteration;
-  last_push_done_ = done;
   if (m.header.iteration == push_label_) ++acks_of_iteration_;
   cv_.notify_all();
 }
@@ -779,15 +763,10 @@ void Comm::on_pull_reply(net::Message m) {
   const Clock::time_point sent = round->sent[static_cast<std::size_t>(seg)];
   Clock::time_point reached = sent + ms(options_.transport_one_way_ms);
   if (const auto a = at_ps(m.header.arrived_us)) reached = std::max(sent, std::min(*a, delivered));
-  const double busy =
-      link_busy_ms(reached + ms(held_ms), delivered,
-                   last_pull_delivered_ != Clock::time_point{} ? std::optional(last_pull_delivered_)
-                                                               : std::nullopt,
-                   latency_ms_);
+  const double busy = pull_clock_.busy_ms(reached + ms(held_ms), delivered, latency_ms_);
   link_events_.push_back({false, round->iteration, seg,
                           static_cast<std::int64_t>(m.header.payload_bytes), sent, delivered,
                           held_ms, busy});
-  last_pull_delivered_ = delivered;
   if (round == &current_) {
     write_params(m);
     current_.arrived[static_cast<std::size_t>(seg)] = true;

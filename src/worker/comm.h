@@ -27,6 +27,7 @@
 #include "plan/model/slicing.h"
 #include "worker/codec_times.h"
 #include "worker/fault.h"
+#include "worker/link_clock.h"
 #include "worker/push_queue.h"
 
 namespace dynacomm::worker {
@@ -302,7 +303,7 @@ class Comm : public model::UnitObserver {
     double slowest_predicted_ms = 0;  // the largest prediction of the iteration reported
   };
   std::map<std::int64_t, Barrier> barrier_ DYNACOMM_GUARDED_BY(mu_);  // by iteration, the last few
-  Clock::time_point last_pull_delivered_ DYNACOMM_GUARDED_BY(mu_){};
+  LinkClock pull_clock_ DYNACOMM_GUARDED_BY(mu_);  // the downlink's busy time per reply
   std::vector<LinkEvent> link_events_ DYNACOMM_GUARDED_BY(mu_);
   // Pushes: a segment's frame is built (its gradients copied) as soon as its gradients are
   // in, then queued; plan order sends the queue as it is, priority sends the lowest ready
@@ -325,8 +326,7 @@ class Comm : public model::UnitObserver {
   // without the clocks' offset or a stamp.
   std::optional<Clock::time_point> at_ps(std::uint64_t arrived_us) const;
   std::int64_t acks_of_iteration_ DYNACOMM_GUARDED_BY(mu_) = 0;  // acks received for iteration_
-  std::int64_t last_ack_iteration_ DYNACOMM_GUARDED_BY(mu_) = -1;
-  Clock::time_point last_push_done_ DYNACOMM_GUARDED_BY(mu_){};
+  LinkClock push_clock_ DYNACOMM_GUARDED_BY(mu_);                // the uplink's busy time per push
   void on_ack(const net::Message& m);
   std::thread thread_;
 };
