@@ -480,7 +480,7 @@ void Comm::on_ack(const net::Message& m) {
       received - ms(static_cast<double>(m.header.held_us) / 1000.0 + options_.transport_one_way_ms);
   if (const auto a = at_ps(m.header.arrived_us)) done = std::max(p.start, std::min(*a, received));
   const double busy = push_clock_.busy_ms(p.start, done, latency_ms_);
-  link_events_.push_back({true, m.header.iteration, p.segment, p.bytes, p.start, done,
+  link_events_.push_back({true, p.round, p.segment, p.bytes, p.start, done,
                           static_cast<double>(m.header.held_us) / 1000.0, busy});
   const net::UpdateReport u = net::get_update_report(m.payload());
   if (u.sequence > last_update_ && u.bytes > 0 && u.us < 60'000'000) {  // new and plausible
@@ -670,7 +670,7 @@ void Comm::build_pushes() {
 // Under mu_: queued pushes onto the (emulated) uplink, as the plan or the credit allows.
 void Comm::release_pushes(Clock::time_point now) {
   while (std::optional<PushQueue::Push> q = push_queue_.next()) {
-    pushes_[{q->iteration, q->first_atom}] = PushInFlight{q->segment, q->bytes, now};
+    pushes_[{q->iteration, q->first_atom}] = PushInFlight{q->segment, q->bytes, now, iteration_};
     link_.send_timed(std::move(q->frame));  // paced by the emulated uplink
     if (fault_) fault_->at(Fault::Phase::kPush, q->iteration);
   }

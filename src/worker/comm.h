@@ -163,7 +163,7 @@ class Comm : public model::UnitObserver {
   std::pair<std::int64_t, std::int64_t> bytes_moved() const;
   struct LinkEvent {
     bool up;  // uplink (push) or downlink (pull)
-    std::int64_t iteration;
+    std::int64_t iteration;  // this worker's (a pull's round; when a push went out)
     int segment;
     std::int64_t bytes;
     // Pull: request sent .. parameters delivered. Push: gradients ready .. arrived at the PS.
@@ -316,6 +316,11 @@ class Comm : public model::UnitObserver {
     int segment;
     std::int64_t bytes;
     Clock::time_point start;
+    // This worker's iteration when it went onto the link. Its label (the key) is the
+    // version it is for, which under ASP and backup workers runs ahead of a straggler's own
+    // iterations: timed by the label, a straggler's warm-up pushes fell outside its warm-up
+    // and its estimators' window of 8 iterations held one or two of its pushes.
+    std::int64_t round;
   };
   // By (iteration, first atom).
   std::map<std::pair<std::int64_t, std::uint32_t>, PushInFlight> pushes_ DYNACOMM_GUARDED_BY(mu_);

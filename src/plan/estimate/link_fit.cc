@@ -20,14 +20,20 @@ void check(const std::vector<TransferSample>& samples) {
           "a non-positive weight");
 }
 
-// How many transfers the line of `bps` and `overhead_ms` predicts within 25% (or 0.5 ms).
-std::size_t explained(const std::vector<TransferSample>& s, double bps, double overhead_ms) {
-  std::size_t n = 0;
+// How far the line of `bps` and `overhead_ms` is off the transfers: each one's error
+// relative to the larger of its time and the line's (so in [0, 1]: a transfer delayed 50x
+// counts no more than one the line gets wholly wrong), weighted by its bytes (the large
+// transfers take the link's time, and a token bucket's burst serves the small ones faster
+// than its rate).
+double line_error(const std::vector<TransferSample>& s, double bps, double overhead_ms) {
+  double sum = 0, weight = 0;
   for (const TransferSample& t : s) {
     const double predicted = overhead_ms + 8000.0 * t.bytes / bps;
-    if (std::abs(t.ms - predicted) <= std::max(0.25 * predicted, 0.5)) ++n;
+    const double larger = std::max({t.ms, predicted, 1e-9});
+    sum += (t.bytes + 1) * std::abs(t.ms - predicted) / larger;
+    weight += t.bytes + 1;
   }
-  return n;
+  return weight > 0 ? sum / weight : 0;
 }
 
 }  // namespace
@@ -53,9 +59,9 @@ LinkFit planned_link(const LinkFit& fit, const std::vector<TransferSample>& samp
     if (fit.bandwidth_bps > 0.25 * given_bps && fit.bandwidth_bps < 1.5 * given_bps) return fit;
     if (!(given_bps > 0)) return fit;
     const double given_overhead = fit_overhead(samples, given_bps);
-    const std::size_t by_fit = explained(samples, fit.bandwidth_bps, fit.overhead_ms);
-    if (tells_bandwidth(samples, fit, given_bps) && 2 * by_fit > samples.size() &&
-        by_fit >= 2 * explained(samples, given_bps, given_overhead))
+    if (tells_bandwidth(samples, fit) &&
+        2 * line_error(samples, fit.bandwidth_bps, fit.overhead_ms) <=
+            line_error(samples, given_bps, given_overhead))
       return fit;
   }
   LinkFit p = fit;

@@ -52,11 +52,12 @@ bool tells_bandwidth(const std::vector<TransferSample>& samples, const LinkFit& 
 
 // The figures to plan with from transfers and the bandwidth the user gave (`given_bps`):
 // the fitted line where its bandwidth is near the given one (0.25x..1.5x, which bounds the
-// damage of a bad fit from few points) or where the transfers tell the bandwidth and the
-// line predicts most of them, and at least twice as many as the given bandwidth does (within
-// 25%, each at its own overhead): a link slower or faster than declared, such as a 5 Mbit/s uplink
-// given as 100 Mbit/s, which at the given bandwidth would be planned with seconds of overhead per
-// transfer. Else the given bandwidth with the overhead fitted for it.
+// damage of a bad fit from few points) or where the transfers tell the fitted bandwidth
+// (tells_bandwidth) and the line is off them by at most half as much as the given bandwidth (at the
+// overhead fitted for it), each transfer's relative error weighted by its bytes: a link slower or
+// faster than declared, such as a 5 Mbit/s uplink given as 100 Mbit/s, which at the given bandwidth
+// would be planned with seconds of overhead per transfer. Else the given bandwidth with
+// the overhead fitted for it.
 LinkFit planned_link(const LinkFit& fit, const std::vector<TransferSample>& samples,
                      double given_bps);
 
