@@ -190,6 +190,22 @@ void print_json(const plan::ModelProfile& profile, const plan::LinkProfile& link
   }
 }
 
+// The row --scheduler auto would run (plan::auto_order: ties go to the optimisers) among
+// all rows, or among the phase-separated ones; nullptr for none.
+const Row* fastest(const std::vector<Row>& rows, bool full_duplex_too) {
+  std::vector<const Row*> candidates;
+  std::vector<std::string> names;
+  std::vector<double> predicted;
+  for (const Row& r : rows)
+    if (full_duplex_too || !r.plan.full_duplex) {
+      candidates.push_back(&r);
+      names.push_back(r.plan.scheduler);
+      predicted.push_back(r.predicted_ms);
+    }
+  if (candidates.empty()) return nullptr;
+  return candidates[plan::auto_order(names, predicted).front()];
+}
+
 // The table: one row per strategy; returns the fastest of all (either model) and the
 // fastest phase-separated one.
 std::pair<const Row*, const Row*> print_table(const plan::ModelProfile& profile,
@@ -205,8 +221,6 @@ std::pair<const Row*, const Row*> print_table(const plan::ModelProfile& profile,
       link.overhead_down_ms, link.overhead_up_ms, link.latency_ms);
   std::printf("%-13s %14s %14s %10s %10s %10s\n", "scheduler", "predicted", "vs sequential",
               "vs ideal", "pull msgs", "push msgs");
-  const Row* best = &rows.front();
-  const Row* best_separated = nullptr;
   bool sliced = false;
   for (const Row& r : rows) {
     const char* mark = r.plan.atom_params > 0 ? "*" : " ";
@@ -215,10 +229,6 @@ std::pair<const Row*, const Row*> print_table(const plan::ModelProfile& profile,
                 r.predicted_ms, sequential / r.predicted_ms,
                 r.predicted_ms / plan::ideal_ms(profile, link, r.plan), r.plan.pull.size(), mark,
                 r.plan.push.size(), mark, r.plan.full_duplex ? "  full duplex" : "");
-    // Ties: the later (dynacomm after the simpler ones).
-    if (r.predicted_ms <= best->predicted_ms) best = &r;
-    if (!r.plan.full_duplex && (!best_separated || r.predicted_ms <= best_separated->predicted_ms))
-      best_separated = &r;
   }
   std::printf("%-13s %11.1f ms %13.2fx %9.3fx %10d %10d   (layerwise, no per-transmission cost)\n",
               "ideal", plan::ideal_ms(profile, link), sequential / plan::ideal_ms(profile, link),
@@ -232,7 +242,7 @@ std::pair<const Row*, const Row*> print_table(const plan::ModelProfile& profile,
         "full duplex (%s): steady-state periods, the time per iteration once pulls overlap the "
         "previous pushes; \"vs ideal\" is to that model's bound, %.1f ms (docs/full-duplex.md)\n",
         duplex.c_str(), plan::ideal_duplex_ms(profile, link));
-  return {best, best_separated};
+  return {fastest(rows, true), fastest(rows, false)};
 }
 
 // The strategy to run, its segments, and the command line that runs it.
