@@ -29,7 +29,8 @@ Comm::Comm(net::Transport& transport, model::Model& model, const CommOptions& op
       pulls_(options.pull_compression, options.seed),
       latency_ms_(options.latency_ms),
       link_(transport, net::LinkEmulation{options.down_bps, options.up_bps, options.latency_ms,
-                                          options.extra_overhead_ms}) {
+                                          options.extra_overhead_ms}),
+      ps_clock_(options.ps_clock_offset_ms) {
   if (!options.cloud_link.empty()) {
     cloud_ = net::SharedCloudLink::open(options.cloud_link);
     link_.set_cloud(cloud_.get());
@@ -478,7 +479,7 @@ void Comm::on_ack(const net::Message& m) {
   // replies), else when the ack left less the PS's processing and the one-way time.
   Clock::time_point done =
       received - ms(static_cast<double>(m.header.held_us) / 1000.0 + options_.transport_one_way_ms);
-  if (const auto a = at_ps(m.header.arrived_us)) done = std::max(p.start, std::min(*a, received));
+  if (const auto a = ps_clock_.arrival(m.header.arrived_us, p.start, received)) done = *a;
   const double busy = push_clock_.busy_ms(p.start, done, latency_ms_);
   link_events_.push_back({true, p.round, p.segment, p.bytes, p.start, done,
                           static_cast<double>(m.header.held_us) / 1000.0, busy});
@@ -491,13 +492,6 @@ void Comm::on_ack(const net::Message& m) {
   }
   if (m.header.iteration == push_label_) ++acks_of_iteration_;
   cv_.notify_all();
-}
-
-std::optional<Clock::time_point> Comm::at_ps(std::uint64_t arrived_us) const {
-  if (arrived_us == 0 || !options_.ps_clock_offset_ms) return std::nullopt;
-  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(
-             std::chrono::microseconds(static_cast<std::int64_t>(arrived_us)))) -
-         ms(*options_.ps_clock_offset_ms);
 }
 
 // Plan order: the next segment once all its gradients are in. Priority: any segment whose
@@ -762,7 +756,7 @@ void Comm::on_pull_reply(net::Message m) {
   const double held_ms = static_cast<double>(m.header.held_us) / 1000.0;
   const Clock::time_point sent = round->sent[static_cast<std::size_t>(seg)];
   Clock::time_point reached = sent + ms(options_.transport_one_way_ms);
-  if (const auto a = at_ps(m.header.arrived_us)) reached = std::max(sent, std::min(*a, delivered));
+  if (const auto a = ps_clock_.arrival(m.header.arrived_us, sent, delivered, held_ms)) reached = *a;
   const double busy = pull_clock_.busy_ms(reached + ms(held_ms), delivered, latency_ms_);
   link_events_.push_back({false, round->iteration, seg,
                           static_cast<std::int64_t>(m.header.payload_bytes), sent, delivered,

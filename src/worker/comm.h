@@ -28,6 +28,7 @@
 #include "worker/codec_times.h"
 #include "worker/fault.h"
 #include "worker/link_clock.h"
+#include "worker/ps_clock.h"
 #include "worker/push_queue.h"
 
 namespace dynacomm::worker {
@@ -329,7 +330,7 @@ class Comm : public model::UnitObserver {
   std::vector<PushCosts> push_costs_done_ DYNACOMM_GUARDED_BY(mu_);
   // When the PS says a message arrived (its clock, wire arrived_us), on this clock; nullopt
   // without the clocks' offset or a stamp.
-  std::optional<Clock::time_point> at_ps(std::uint64_t arrived_us) const;
+  PsClock ps_clock_ DYNACOMM_GUARDED_BY(mu_);  // when the PS says a message arrived
   std::int64_t acks_of_iteration_ DYNACOMM_GUARDED_BY(mu_) = 0;  // acks received for iteration_
   LinkClock push_clock_ DYNACOMM_GUARDED_BY(mu_);                // the uplink's busy time per push
   void on_ack(const net::Message& m);
