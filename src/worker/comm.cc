@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "worker/catch_up.h"
 
 namespace dynacomm::worker {
 
@@ -172,8 +173,7 @@ void Comm::begin_iteration(std::int64_t iteration, const plan::Plan& plan, doubl
 
 std::int64_t Comm::next_iteration() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!options_.catch_up || current_.oldest_version <= iteration_) return iteration_ + 1;
-  return current_.oldest_version + 1;
+  return push_label(iteration_, current_.oldest_version, options_.catch_up) + 1;
 }
 
 void Comm::prefetch(std::int64_t iteration, const plan::Plan& plan) {
@@ -608,8 +608,8 @@ void Comm::build_pushes() {
   const bool priority = plan_.credit_bytes > 0;
   // Catching up: every pull is in (the backward pass has begun), and the gradients are of
   // versions the oldest of which the pushes name: on time for it, or late, never ahead.
-  if (options_.catch_up && next_push_ == 0 && current_.oldest_version > iteration_)
-    push_label_ = current_.oldest_version;
+  if (next_push_ == 0)
+    push_label_ = push_label(iteration_, current_.oldest_version, options_.catch_up);
   const std::int64_t iteration = push_label_;
   while (const std::optional<std::size_t> k = next_push_to_build(priority)) {
     const plan::Segment& s = plan_.push[*k];
