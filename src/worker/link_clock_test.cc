@@ -2,14 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "worker/ms_time.h"
+
 namespace dynacomm::worker {
 namespace {
 
-using Clock = LinkClock::Clock;
-Clock::time_point at(double ms) {
-  return Clock::time_point(
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms)));
-}
+constexpr auto at = time_at_ms;
 
 TEST(LinkClock, ATransferOnAnIdleLinkIsTimedFromItsReadiness) {
   LinkClock c;

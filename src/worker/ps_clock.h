@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "worker/ms_time.h"
+
 namespace dynacomm::worker {
 
 class PsClock {
@@ -35,25 +37,19 @@ class PsClock {
                                            Clock::time_point answered, double held_ms = 0) {
     if (stamp_us == 0 || !offset_ms_) return std::nullopt;
     const double stamp = static_cast<double>(stamp_us) / 1000.0;
-    const double lo = stamp - (ms_of(answered) - std::max(0.0, held_ms));
-    const double hi = stamp - ms_of(left);
+    const double lo = stamp - (ms_since_epoch(answered) - std::max(0.0, held_ms));
+    const double hi = stamp - ms_since_epoch(left);
     if (lo <= hi) {
       if (*offset_ms_ < lo) *offset_ms_ = lo, ++corrections_;
       if (*offset_ms_ > hi) *offset_ms_ = hi, ++corrections_;
     }
-    const auto at = Clock::time_point(std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double, std::milli>(stamp - *offset_ms_)));
-    return std::max(left, std::min(at, answered));
+    return std::max(left, std::min(time_at_ms(stamp - *offset_ms_), answered));
   }
 
   std::optional<double> offset_ms() const { return offset_ms_; }
   int corrections() const { return corrections_; }  // how many answers moved the offset
 
  private:
-  static double ms_of(Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
-  }
-
   std::optional<double> offset_ms_;
   int corrections_ = 0;
 };

@@ -5,17 +5,13 @@
 #include <cmath>
 #include <random>
 
+#include "worker/ms_time.h"
+
 namespace dynacomm::worker {
 namespace {
 
-using Clock = PsClock::Clock;
-Clock::time_point at(double ms) {
-  return Clock::time_point(
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms)));
-}
-double ms_of(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
-}
+constexpr auto at = time_at_ms;
+constexpr auto ms_of = ms_since_epoch;
 std::uint64_t stamp(double ps_ms) { return static_cast<std::uint64_t>(std::llround(ps_ms * 1000)); }
 
 TEST(PsClock, NoStampOrNoOffsetTellsNothing) {
