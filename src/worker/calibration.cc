@@ -95,6 +95,9 @@ Calibrated Calibration::finish(std::int64_t it, StretchTracker& tracker, Estimat
   // draws every worker's times from (the others taken to be like this one).
   c.planner = o_.planner;
   c.planner.workers = o_.workers;
+  // The PS answers pulls at once where pulls do not wait for the pushes: ASP and backup
+  // workers (plan::PlannerOptions::pulls_answered_at_once).
+  c.planner.pulls_answered_at_once = o_.sync == "asp" || o_.sync.rfind("backup:", 0) == 0;
   if (o_.workers > 1)
     for (const UnitSample& s : units_seen_) {
       plan::ComputeFactors f;

@@ -9,7 +9,8 @@
 //    credit of unacknowledged push bytes): every slice size in the options, each piece
 //    its own transmission, credits of 1..16 pieces. This family holds the plans of the
 //    `p3` and `bytescheduler` peers at their default sizes, so dynacomm-fd is never
-//    predicted slower than they are.
+//    predicted slower than they are. Not searched where the PS answers pulls at once
+//    (PlannerOptions::pulls_answered_at_once): there a credit waits behind the replies.
 // Among plans predicted equal (where compute bounds the period, many are), the one whose
 // period is shortest on the same link at half the bandwidth: the plan that holds up best
 // when the edge link slows. Measured where it mattered: mobilenetv2, 4 workers, 100 Mbit/s,
@@ -67,7 +68,8 @@ Plan plan_dynacomm_fd(const ModelProfile& profile, const LinkProfile& link,
     const ModelProfile atoms = s.atom_profile(profile);
     if (s.num_atoms() > profile.num_units() && s.num_atoms() <= 3 * profile.num_units())
       consider(plan_duplex(atoms, link, search), atoms, slice);
-    for (int pieces : {1, 2, 4, 8, 16})  // by priority: every piece alone
+    if (options.pulls_answered_at_once) continue;  // a credit would wait behind the pulls
+    for (int pieces : {1, 2, 4, 8, 16})            // by priority: every piece alone
       consider(priority_plan(s, static_cast<std::int64_t>(pieces) * slice * 4), atoms, slice);
   }
   // One worker: the shortest period, then the shortest at half the bandwidth among those

@@ -275,5 +275,27 @@ TEST(Planners, DynacommMatchesIdealWithoutOverhead) {
   }
 }
 
+// Where the PS answers pulls at once (ASP, backup workers) a push credit waits on acks
+// queued behind the pull replies, which the full-duplex model does not see: dynacomm-fd
+// then plans without one. The case: cnn's units on a 5 Mbit/s link, where it otherwise
+// plans P3's slices with a credit (as the job measured in docs/sync.md did).
+TEST(Planners, DynacommFdPlansNoCreditWhereThePsAnswersPullsAtOnce) {
+  ModelProfile p = testing::uniform_profile("cnn", 32, 4, 1280, 5, 8);
+  const std::int64_t bytes[] = {1280, 73984, 3212288, 10280};
+  for (std::size_t u = 0; u < 4; ++u) {
+    p.units[u].bytes = bytes[u];
+    p.units[u].params = bytes[u] / 4;
+  }
+  const LinkProfile l{5e6, 5e6, 0, 0, 5};
+  PlannerOptions usual;
+  usual.fd_max_evaluations = 200;
+  EXPECT_GT(make_plan("dynacomm-fd", p, l, usual).credit_bytes, 0);
+  PlannerOptions at_once = usual;
+  at_once.pulls_answered_at_once = true;
+  const Plan fd = make_plan("dynacomm-fd", p, l, at_once);
+  EXPECT_TRUE(fd.full_duplex);
+  EXPECT_EQ(fd.credit_bytes, 0);
+}
+
 }  // namespace
 }  // namespace dynacomm::plan
