@@ -95,9 +95,11 @@ Calibrated Calibration::finish(std::int64_t it, StretchTracker& tracker, Estimat
   // draws every worker's times from (the others taken to be like this one).
   c.planner = o_.planner;
   c.planner.workers = o_.workers;
-  // The PS answers pulls at once where pulls do not wait for the pushes: ASP and backup
-  // workers (plan::PlannerOptions::pulls_answered_at_once).
-  c.planner.pulls_answered_at_once = o_.sync == "asp" || o_.sync.rfind("backup:", 0) == 0;
+  // Under ASP the PS answers every pull at once (plan::PlannerOptions::
+  // pulls_answered_at_once). Under backup workers only a straggler's: the others' wait for
+  // N-B pushes, their own among them, and a credit plan serves them best (cnn, 4 workers,
+  // one on 5 Mbit/s: the fast ones' plans predicted 389 ms with a credit, 445 without).
+  c.planner.pulls_answered_at_once = o_.sync == "asp";
   if (o_.workers > 1)
     for (const UnitSample& s : units_seen_) {
       plan::ComputeFactors f;

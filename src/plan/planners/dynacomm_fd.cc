@@ -10,7 +10,7 @@
 //    its own transmission, credits of 1..16 pieces. This family holds the plans of the
 //    `p3` and `bytescheduler` peers at their default sizes, so dynacomm-fd is never
 //    predicted slower than they are. Not searched where the PS answers pulls at once
-//    (PlannerOptions::pulls_answered_at_once): there a credit waits behind the replies.
+//    (PlannerOptions::pulls_answered_at_once, --sync asp): a credit waits behind the replies.
 // Among plans predicted equal (where compute bounds the period, many are), the one whose
 // period is shortest on the same link at half the bandwidth: the plan that holds up best
 // when the edge link slows. Measured where it mattered: mobilenetv2, 4 workers, 100 Mbit/s,

@@ -41,11 +41,11 @@ struct PlannerOptions {
   // and for phase-separated plans, the workers are modelled alike (one worker).
   int workers = 1;
   std::vector<ComputeFactors> compute_spread;
-  // The PS answers this worker's pulls without waiting for its own pushes (--sync asp,
-  // backup:B): its push acks then queue on the downlink behind the next iteration's pull
-  // replies, and a plan with a push credit leaves the uplink idle behind them until the
-  // replies are through (a 5 Mbit/s straggler under ASP ran 9.8 s an iteration against the
-  // 5.8 s predicted for its credit plan; docs/sync.md). The full-duplex model does not
+  // The PS answers this worker's pulls without waiting for its own pushes (--sync asp; a
+  // straggler under backup:B too, not planned for): its push acks then queue on the downlink behind
+  // the next iteration's pull replies, and a plan with a push credit leaves the uplink idle behind
+  // them until the replies are through (a 5 Mbit/s straggler under ASP ran 9.8 s an iteration
+  // against the 5.8 s predicted for its credit plan; docs/sync.md). The full-duplex model does not
   // see it (there the pulls wait for the pushes, as under BSP), so dynacomm-fd then
   // searches plans without a credit only.
   bool pulls_answered_at_once = false;
