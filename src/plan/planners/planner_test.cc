@@ -275,7 +275,7 @@ TEST(Planners, DynacommMatchesIdealWithoutOverhead) {
   }
 }
 
-// Where the PS answers pulls at once (ASP, backup workers) a push credit waits on acks
+// Where the PS answers pulls at once (ASP) a push credit waits on acks
 // queued behind the pull replies, which the full-duplex model does not see: dynacomm-fd
 // then plans without one. The case: cnn's units on a 5 Mbit/s link, where it otherwise
 // plans P3's slices with a credit (as the job measured in docs/sync.md did).
