@@ -70,18 +70,13 @@ void agree_on_plans(Comm& comm, const WorkerOptions& o, const plan::ModelProfile
 
 // --scheduler auto: the strategy predicted fastest for the job, its plan id 1; `choice`
 // says which and why (the runners-up with their predictions).
-WorkerResult::PlanInfo choose(const WorkerOptions& o, bool at_once,
+WorkerResult::PlanInfo choose(const WorkerOptions& o,
                               const std::vector<WorkerResult::PlanInfo>& plans,
                               const std::vector<double>& job_ms, std::ostream& progress,
                               std::string& choice, std::vector<WorkerResult::Ranked>& ranking) {
   std::vector<std::string> names;
   for (const auto& p : plans) names.push_back(p.scheduler);
-  std::vector<std::size_t> order = plan::auto_order(names, job_ms);
-  // Where the PS answers pulls at once a credit plan (p3, bytescheduler) runs slower than
-  // predicted (plan::PlannerOptions::pulls_answered_at_once): last, unless all are.
-  if (at_once)
-    std::stable_partition(order.begin(), order.end(),
-                          [&](std::size_t k) { return plans[k].plan.credit_bytes == 0; });
+  const std::vector<std::size_t> order = plan::auto_order(names, job_ms);
   for (std::size_t k : order) ranking.push_back({plans[k].scheduler, job_ms[k]});
   WorkerResult::PlanInfo best = plans[order.front()];
   best.id = 1;
@@ -92,10 +87,7 @@ WorkerResult::PlanInfo choose(const WorkerOptions& o, bool at_once,
            (o.workers == 1    ? ""
             : o.sync == "bsp" ? " for the job (its slowest worker's prediction)"
                               : " for this worker (--sync " + o.sync + ": each runs its own)") +
-           (at_once ? ", the fastest of the " + std::to_string(plans.size()) +
-                          " strategies with credit plans last (the PS answers pulls at once)"
-                    : ", the fastest of all " + std::to_string(plans.size()) + " strategies") +
-           "; then";
+           ", the fastest of all " + std::to_string(plans.size()) + " strategies; then";
   for (std::size_t i = 1; i < order.size() && i <= 3; ++i) {
     std::snprintf(line, sizeof line, " %s %.1f ms%s", plans[order[i]].scheduler.c_str(),
                   job_ms[order[i]], i < 3 && i + 1 < order.size() ? "," : "");
@@ -127,7 +119,7 @@ std::vector<WorkerResult::PlanInfo> first_plans(Comm& comm, const WorkerOptions&
   if (o.workers > 1 && o.sync == "bsp")
     agree_on_plans(comm, o, profile, link, planner, slicing, plans, job_ms, progress);
   if (o.scheduler == plan::kAutoScheduler && o.rotation.empty())
-    plans = {choose(o, planner.pulls_answered_at_once, plans, job_ms, progress, choice, ranking)};
+    plans = {choose(o, plans, job_ms, progress, choice, ranking)};
   return plans;
 }
 

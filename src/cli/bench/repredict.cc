@@ -82,6 +82,7 @@ std::vector<Prediction> repredict(const RotationLog& log, const std::vector<plan
   plan::PlannerOptions planner = o.planner;  // as the worker planned, with its spread
   planner.workers = log.workers;
   planner.compute_spread = log.compute_spread;
+  planner.pulls_answered_at_once = o.sync == "asp";  // as worker/calibration.cc sets it
   Replay r(log, o.estimator);
   std::vector<Prediction> out;
   for (const RotationLog::Iteration& i : log.iterations) {

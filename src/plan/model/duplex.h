@@ -47,6 +47,9 @@ namespace dynacomm::plan {
 struct DuplexOptions {
   int max_iterations = 512;  // simulated at most, looking for the steady state
   int max_cycle = 8;         // longest repeat looked for
+  // The PS answers this worker's pulls at once, with the newest version it has (--sync
+  // asp): simulated by simulate_at_once (below) instead of the rules above.
+  bool pulls_answered_at_once = false;
 };
 
 struct DuplexResult {
@@ -82,6 +85,26 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
 // stretch for times measured under load.
 double predict_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
                                  const LinkProfile& link, const Plan& plan);
+
+// The same model where the PS answers pulls at once (--sync asp; ps/sync_policy.h): a
+// unit's parameters never wait for a push, and what paces the worker instead is its own
+// rule (worker/worker.cc) that iteration t begins only once the PS has acknowledged every
+// push of t-2 (at most one iteration's pushes on their way while it computes). The
+// requests for t+1 still leave as t's backward pass starts; the PS hands their replies to
+// the downlink at once, in pull order, and each push's ack as the push arrives, behind the
+// replies handed over before it (one stream each way; the ack takes no link time). So
+// under a push credit (a priority plan) the credit comes back only after the next
+// iteration's replies: on a slow symmetric link the uplink stands idle behind them. The
+// uplink serves the rounds in order (worker/push_queue.h: the oldest iteration first).
+// In iteration t the worker computes with samples[t % samples.size()]; the period is found
+// as simulate_duplex finds it, from the repeat, over whole cycles of the samples (or the
+// mean over whole cycles of the last half, without one). Sliced plans: pass atom profiles.
+DuplexResult simulate_at_once(const std::vector<ModelProfile>& samples, const LinkProfile& link,
+                              const Plan& plan, const DuplexOptions& options = {});
+// simulate_at_once with unit profiles and any plan (sliced plans over each sample's atom
+// profile), the link's compute stretch charged as predict_duplex_ms charges it.
+double predict_at_once_ms(const std::vector<ModelProfile>& samples, const LinkProfile& link,
+                          const Plan& plan);
 
 // The period with compute under a busy link charged (link.compute_stretch_down/up; the
 // same as simulate_duplex's when both are 1). Mean field, not exact: in the steady state

@@ -9,8 +9,10 @@
 //    credit of unacknowledged push bytes): every slice size in the options, each piece
 //    its own transmission, credits of 1..16 pieces. This family holds the plans of the
 //    `p3` and `bytescheduler` peers at their default sizes, so dynacomm-fd is never
-//    predicted slower than they are. Not searched where the PS answers pulls at once
-//    (PlannerOptions::pulls_answered_at_once, --sync asp): a credit waits behind the replies.
+//    predicted slower than they are.
+// Where the PS answers pulls at once (PlannerOptions::pulls_answered_at_once, --sync asp)
+// every plan is simulated with that model (simulate_at_once), where a credit waits behind
+// the next iteration's replies.
 // Among plans predicted equal (where compute bounds the period, many are), the one whose
 // period is shortest on the same link at half the bandwidth: the plan that holds up best
 // when the edge link slows. Measured where it mattered: mobilenetv2, 4 workers, 100 Mbit/s,
@@ -54,22 +56,22 @@ Plan plan_dynacomm_fd(const ModelProfile& profile, const LinkProfile& link,
   slower.down_bps /= 2;
   slower.up_bps /= 2;
   std::vector<Candidate> found;
+  DuplexPlannerOptions search;
+  search.max_evaluations = options.fd_max_evaluations;
+  search.simulation.pulls_answered_at_once = options.pulls_answered_at_once;
   auto consider = [&](Plan p, const ModelProfile& atoms, std::int64_t slice) {
-    const double ms = simulate_duplex(atoms, link, p).period_ms;
-    const double slower_ms = simulate_duplex(atoms, slower, p).period_ms;
+    const double ms = simulate_duplex(atoms, link, p, search.simulation).period_ms;
+    const double slower_ms = simulate_duplex(atoms, slower, p, search.simulation).period_ms;
     p.atom_params = slice;
     found.push_back({std::move(p), ms, slower_ms});
   };
-  DuplexPlannerOptions search;
-  search.max_evaluations = options.fd_max_evaluations;
   consider(plan_duplex(profile, link, search), profile, 0);
   for (std::int64_t slice : options.fd_slice_params) {
     const Slicing s = Slicing::make(profile, slice);
     const ModelProfile atoms = s.atom_profile(profile);
     if (s.num_atoms() > profile.num_units() && s.num_atoms() <= 3 * profile.num_units())
       consider(plan_duplex(atoms, link, search), atoms, slice);
-    if (options.pulls_answered_at_once) continue;  // a credit would wait behind the pulls
-    for (int pieces : {1, 2, 4, 8, 16})            // by priority: every piece alone
+    for (int pieces : {1, 2, 4, 8, 16})  // by priority: every piece alone
       consider(priority_plan(s, static_cast<std::int64_t>(pieces) * slice * 4), atoms, slice);
   }
   // One worker: the shortest period, then the shortest at half the bandwidth among those

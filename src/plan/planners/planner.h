@@ -41,13 +41,13 @@ struct PlannerOptions {
   // and for phase-separated plans, the workers are modelled alike (one worker).
   int workers = 1;
   std::vector<ComputeFactors> compute_spread;
-  // The PS answers this worker's pulls without waiting for its own pushes (--sync asp; a
-  // straggler under backup:B too, not planned for): its push acks then queue on the downlink behind
-  // the next iteration's pull replies, and a plan with a push credit leaves the uplink idle behind
-  // them until the replies are through (a 5 Mbit/s straggler under ASP ran 9.8 s an iteration
-  // against the 5.8 s predicted for its credit plan; docs/sync.md). The full-duplex model does not
-  // see it (there the pulls wait for the pushes, as under BSP), so dynacomm-fd then
-  // searches plans without a credit only.
+  // The PS answers this worker's pulls without waiting for any push (--sync asp; a
+  // straggler under backup:B too, not planned for): full-duplex plans are then planned and
+  // predicted with simulate_at_once (plan/model/duplex.h), one worker on its own, its
+  // compute drawn from compute_spread when given. There its push acks queue on the
+  // downlink behind the next iteration's pull replies, so a plan with a push credit leaves
+  // the uplink idle behind them (a 5 Mbit/s straggler under ASP ran 9.8 s an iteration on
+  // its credit plan, 5.6 s without; docs/sync.md).
   bool pulls_answered_at_once = false;
 
   // Throws InvalidInput naming the option when a value is not positive and finite (the
@@ -103,9 +103,11 @@ const PlannerInfo& planner_info(const std::string& name);
 Plan make_plan(const std::string& name, const ModelProfile& profile, const LinkProfile& link,
                const PlannerOptions& options);
 
-// A plan's predicted period as the planners and the runtime state it: the model of several
-// workers for a full-duplex plan when options.models_workers() (predict_duplex_workers_ms
-// over the spread's samples of `profile`), else predict_ms (simulate.h).
+// A plan's predicted period as the planners and the runtime state it: for a full-duplex plan,
+// predict_at_once_ms when options.pulls_answered_at_once (over the spread's samples of
+// `profile`, or `profile`), else the model of several workers when
+// options.models_workers() (predict_duplex_workers_ms over the spread's samples); else
+// predict_ms (simulate.h).
 double predict_plan_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
                        const PlannerOptions& options);
 

@@ -275,11 +275,12 @@ TEST(Planners, DynacommMatchesIdealWithoutOverhead) {
   }
 }
 
-// Where the PS answers pulls at once (ASP) a push credit waits on acks
-// queued behind the pull replies, which the full-duplex model does not see: dynacomm-fd
-// then plans without one. The case: cnn's units on a 5 Mbit/s link, where it otherwise
-// plans P3's slices with a credit (as the job measured in docs/sync.md did).
-TEST(Planners, DynacommFdPlansNoCreditWhereThePsAnswersPullsAtOnce) {
+// Where the PS answers pulls at once (ASP) a push credit waits on acks queued behind the
+// next iteration's pull replies (plan/model/duplex.h, simulate_at_once): dynacomm-fd, planning
+// with that model, drops the credit it plans under BSP's. The case: cnn's units on a
+// 5 Mbit/s link, where it otherwise plans P3's slices with a credit (as the job measured
+// in docs/sync.md did), and the usual plan is predicted slower under the at-once model.
+TEST(Planners, DynacommFdPlansForPullsAnsweredAtOnce) {
   ModelProfile p = testing::uniform_profile("cnn", 32, 4, 1280, 5, 8);
   const std::int64_t bytes[] = {1280, 73984, 3212288, 10280};
   for (std::size_t u = 0; u < 4; ++u) {
@@ -295,6 +296,8 @@ TEST(Planners, DynacommFdPlansNoCreditWhereThePsAnswersPullsAtOnce) {
   const Plan fd = make_plan("dynacomm-fd", p, l, at_once);
   EXPECT_TRUE(fd.full_duplex);
   EXPECT_EQ(fd.credit_bytes, 0);
+  const Plan bsp = make_plan("dynacomm-fd", p, l, usual);
+  EXPECT_LT(predict_plan_ms(p, l, fd, at_once), predict_plan_ms(p, l, bsp, at_once));
 }
 
 }  // namespace
