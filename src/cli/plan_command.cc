@@ -35,6 +35,7 @@ struct PlanFlags {
   plan::PlannerOptions planner;
   bool full_duplex = false;
   std::string aggregation = "0ms";
+  std::string sync = "bsp";  // asp: the PS answers pulls at once (planner.pulls_answered_at_once)
 };
 
 struct Row {
@@ -106,7 +107,8 @@ int run_sweep(const PlanFlags& f, const plan::ModelProfile& profile, plan::LinkP
     std::printf("%-14s", plan::format_bandwidth(link.down_bps).c_str());
     double seq = 0, dyn = 0;
     for (const auto& n : names) {
-      double ms = plan::predict_ms(profile, link, plan::make_plan(n, profile, link, f.planner));
+      const plan::Plan p = plan::make_plan(n, profile, link, f.planner);
+      const double ms = plan::predict_plan_ms(profile, link, p, f.planner);
       if (n == "sequential") seq = ms;
       if (n == "dynacomm") dyn = ms;
       std::printf(" %13.1f", ms);
@@ -131,10 +133,11 @@ void print_full_duplex(const PlanFlags& f, const plan::ModelProfile& profile,
     fd_own.plan = plan::make_plan("dynacomm-fd", profile, link, f.planner);
     planning_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    fd_own.predicted_ms = plan::predict_ms(profile, link, fd_own.plan);
+    fd_own.predicted_ms = plan::predict_plan_ms(profile, link, fd_own.plan, f.planner);
     fd_row = &fd_own;
   }
-  const plan::DuplexPlannerOptions o;
+  plan::DuplexPlannerOptions o;
+  o.simulation.pulls_answered_at_once = f.planner.pulls_answered_at_once;
   plan::Plan as_duplex = best_separated.plan;
   const double as_duplex_ms =
       plan::simulate_duplex(profile, link, as_duplex, o.simulation).period_ms;
@@ -261,6 +264,7 @@ void print_recommendation(const PlanFlags& f, const plan::ModelProfile& profile,
                     " --down " + f.down;
   if (!f.up.empty()) cmd += " --up " + f.up;
   cmd += " --latency " + f.latency;
+  if (f.sync != "bsp") cmd += " --sync " + f.sync;
   std::printf("run it (links emulated on this machine): %s\n", cmd.c_str());
 }
 
@@ -282,7 +286,7 @@ int run_plan(const PlanFlags& f) {
   for (const auto& name : names) {
     Row r{plan::make_plan(name, profile, link, f.planner), {}, 0};
     r.predicted_ms = r.plan.full_duplex  // a steady-state period; no one-iteration timeline
-                         ? plan::predict_ms(profile, link, r.plan)
+                         ? plan::predict_plan_ms(profile, link, r.plan, f.planner)
                          : plan::simulate(profile, link, r.plan, &r.timeline);
     rows.push_back(std::move(r));
   }
@@ -350,6 +354,11 @@ void add_plan_command(CLI::App& app) {
                   "full-duplex model)")
       ->check(duration_check())
       ->capture_default_str();
+  cmd->add_option("--sync", flags->sync,
+                  "The job's synchronisation, as the plans are for: bsp, or asp (the PS answers "
+                  "pulls at once; the full-duplex strategies are planned and predicted for it)")
+      ->check(CLI::IsMember({"bsp", "asp"}))
+      ->capture_default_str();
   cmd->add_option("--timeline", flags->timeline,
                   "Write a Chrome-trace JSON of the simulated iteration(s) to this file");
   cmd->add_option("--bucket-mb", flags->planner.bucket_mb, "bucket: bucket cap in MiB")
@@ -364,6 +373,7 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::Range(1L, 1000000000L))
       ->capture_default_str();
   cmd->callback([flags]() {
+    flags->planner.pulls_answered_at_once = flags->sync == "asp";
     int rc = run_plan(*flags);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });

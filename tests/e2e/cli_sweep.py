@@ -119,7 +119,7 @@ SWEEP["plan"] = [PLAN_BASE, {
     "--down": ["0mbit", "100MB"], "--up": ["x"], "--latency": ["-1ms"], "--overhead": ["x"],
     "--overhead-down": ["-1ms"], "--overhead-up": ["x"], "--scheduler": ["magic"],
     "--aggregation": ["x"], "--bucket-mb": ["0", "-1"], "--first-bucket-mb": ["0"],
-    "--fd-evaluations": ["0", "-1"], "--sweep-bandwidth": ["x"]}]
+    "--fd-evaluations": ["0", "-1"], "--sweep-bandwidth": ["x"], "--sync": ["ssp:2", "x"]}]
 
 cases = []
 for command, (base, flags) in SWEEP.items():
@@ -170,6 +170,11 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
     list(pool.map(lambda c: plan_case(*c),
                   [(prof, s, extra) for prof in profiles for s in planners + ["all"]
                    for extra in ([], ["--json"], ["--full-duplex"])]))
+
+# Planned for a PS that answers pulls at once: the recommendation runs it so.
+out = expect_ok(["plan"] + PLAN_BASE + ["--sync", "asp", "--full-duplex", "--fd-evaluations", "2000"])
+if "--sync asp" not in out:
+    failures.append("plan --sync asp: the recommended command has no --sync asp")
 
 for f in failures:
     print("FAIL:", f)
