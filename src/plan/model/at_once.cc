@@ -96,24 +96,11 @@ double push_round(const Plan& p, const LinkProfile& link, const std::vector<doub
   return acked;
 }
 
-void check_samples(const std::vector<ModelProfile>& samples) {
-  if (samples.empty()) throw InvalidInput("at-once simulation: at least one sample");
-  for (const ModelProfile& m : samples) {
-    m.validate();
-    bool same = m.units.size() == samples[0].units.size();
-    for (std::size_t u = 0; same && u < m.units.size(); ++u)
-      same = m.units[u].bytes == samples[0].units[u].bytes &&
-             m.units[u].up_bytes() == samples[0].units[u].up_bytes() &&
-             m.units[u].down_bytes() == samples[0].units[u].down_bytes();
-    if (!same) throw InvalidInput("at-once simulation: the samples are not of one model");
-  }
-}
-
 }  // namespace
 
 DuplexResult simulate_at_once(const std::vector<ModelProfile>& samples, const LinkProfile& link,
                               const Plan& p, const DuplexOptions& o) {
-  check_samples(samples);
+  check_samples(samples, "at-once simulation");
   link.validate();
   const ModelProfile& shape = samples[0];
   const int L = shape.num_units();
@@ -182,7 +169,7 @@ DuplexResult simulate_at_once(const std::vector<ModelProfile>& samples, const Li
 
 double predict_at_once_ms(const std::vector<ModelProfile>& samples, const LinkProfile& link,
                           const Plan& plan) {
-  check_samples(samples);
+  check_samples(samples, "at-once simulation");
   std::vector<ModelProfile> atoms;
   Plan p = plan;
   if (plan.atom_params > 0) {

@@ -195,25 +195,10 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   return r;
 }
 
-namespace {
-// Throws InvalidInput unless there are samples of one model and a worker.
-void check_worker_samples(const std::vector<ModelProfile>& samples, int workers) {
-  if (samples.empty() || workers < 1)
-    throw InvalidInput("duplex simulation of workers: at least one sample and one worker");
-  for (const ModelProfile& m : samples) {
-    m.validate();
-    bool same = m.units.size() == samples[0].units.size();
-    for (std::size_t u = 0; same && u < m.units.size(); ++u)
-      same = m.units[u].bytes == samples[0].units[u].bytes &&
-             m.units[u].up_bytes() == samples[0].units[u].up_bytes();
-    if (!same) throw InvalidInput("duplex simulation of workers: the samples are not of one model");
-  }
-}
-}  // namespace
-
 double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int workers,
                                   const LinkProfile& link, const Plan& p) {
-  check_worker_samples(samples, workers);
+  if (workers < 1) throw InvalidInput("duplex simulation of workers: at least one worker");
+  check_samples(samples, "duplex simulation of workers");
   link.validate();
   const ModelProfile& shape = samples[0];
   const int L = shape.num_units();

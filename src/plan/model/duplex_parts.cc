@@ -1,5 +1,9 @@
 #include "plan/model/duplex_parts.h"
 
+#include <string>
+
+#include "base/error.h"
+
 namespace dynacomm::plan::detail {
 
 double busy_ms(const ModelProfile& p, const std::vector<Segment>& segments, double overhead_ms,
@@ -57,6 +61,19 @@ bool repeats(const std::vector<State>& s, std::size_t t, std::size_t c) {
       return false;
   }
   return true;
+}
+
+void check_samples(const std::vector<ModelProfile>& samples, const char* what) {
+  if (samples.empty()) throw InvalidInput(std::string(what) + ": at least one sample");
+  for (const ModelProfile& m : samples) {
+    m.validate();
+    bool same = m.units.size() == samples[0].units.size();
+    for (std::size_t u = 0; same && u < m.units.size(); ++u)
+      same = m.units[u].bytes == samples[0].units[u].bytes &&
+             m.units[u].up_bytes() == samples[0].units[u].up_bytes() &&
+             m.units[u].down_bytes() == samples[0].units[u].down_bytes();
+    if (!same) throw InvalidInput(std::string(what) + ": the samples are not of one model");
+  }
 }
 
 }  // namespace dynacomm::plan::detail

@@ -67,6 +67,10 @@ struct State {
 
 bool repeats(const std::vector<State>& s, std::size_t t, std::size_t c);
 
+// Throws InvalidInput, starting with `what`, unless there is at least one sample and all
+// are valid profiles of one model (the same units and bytes each way).
+void check_samples(const std::vector<ModelProfile>& samples, const char* what);
+
 // A worker under priority hands its uplink (a FIFO: the kernel's queue), at time t, the
 // lowest ready push segments the credit allows (or one, when nothing is unacknowledged);
 // each leaves once the ones before it have. on_send(k) is told of each, after up_free is
