@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -23,6 +24,39 @@ double duplex_period(const ModelProfile& profile, const LinkProfile& link, const
   const DuplexResult r = simulate_duplex(profile, link, plan);
   EXPECT_TRUE(r.converged);
   return r.period_ms;
+}
+
+ModelProfile hand_profile(const std::vector<std::int64_t>& bytes, double forward_ms,
+                          double backward_ms) {
+  ModelProfile p;
+  p.model = "hand";
+  p.batch = 1;
+  for (std::size_t u = 0; u < bytes.size(); ++u)
+    p.units.push_back({"u" + std::to_string(u), bytes[u] / 4, bytes[u], forward_ms, backward_ms});
+  return p;
+}
+
+double resource_bound_ms(const ModelProfile& p, const LinkProfile& l, const Plan& plan) {
+  double compute = 0, down = 0, up = 0;
+  for (const auto& u : p.units) compute += u.forward_ms + u.backward_ms;
+  auto bytes = [&](const Segment& s) {
+    std::int64_t b = 0;
+    for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
+    return b;
+  };
+  for (const auto& s : plan.pull) down += l.down_ms(bytes(s));
+  for (const auto& s : plan.push) up += l.up_ms(bytes(s));
+  return std::max({compute, down, up});
+}
+
+ModelProfile cnn_units(double forward_ms, double backward_ms) {
+  ModelProfile p = uniform_profile("cnn", 32, 4, 1280, forward_ms, backward_ms);
+  const std::int64_t bytes[] = {1280, 73984, 3212288, 10280};
+  for (std::size_t u = 0; u < 4; ++u) {
+    p.units[u].bytes = bytes[u];
+    p.units[u].params = bytes[u] / 4;
+  }
+  return p;
 }
 
 ModelProfile uniform_profile(const std::string& model, int batch, int units, std::int64_t bytes,

@@ -10,7 +10,6 @@
 #include "base/error.h"
 #include "plan/model/duplex.h"
 #include "plan/model/duplex_parts.h"
-#include "plan/model/slicing.h"
 
 namespace dynacomm::plan {
 
@@ -108,10 +107,7 @@ DuplexResult simulate_at_once(const std::vector<ModelProfile>& samples, const Li
   if (o.max_iterations < 4 || o.max_cycle < 1)
     throw InvalidInput("at-once simulation: max_iterations >= 4 and max_cycle >= 1 are required");
   const std::vector<int> order = p.pull_sequence();
-  std::vector<int> pull_seg(static_cast<std::size_t>(L));
-  for (std::size_t k = 0; k < p.pull.size(); ++k)
-    for (int u = p.pull[k].first; u <= p.pull[k].last; ++u)
-      pull_seg[static_cast<std::size_t>(u)] = static_cast<int>(k);
+  const std::vector<int> pull_seg = pull_segment_of_units(p, L);
   const SegmentCosts costs = segment_costs(shape, link, p);
   const double lat = link.latency_ms;
   const std::size_t n = samples.size();
@@ -170,15 +166,9 @@ DuplexResult simulate_at_once(const std::vector<ModelProfile>& samples, const Li
 double predict_at_once_ms(const std::vector<ModelProfile>& samples, const LinkProfile& link,
                           const Plan& plan) {
   check_samples(samples, "at-once simulation");
-  std::vector<ModelProfile> atoms;
-  Plan p = plan;
-  if (plan.atom_params > 0) {
-    const Slicing slicing = Slicing::make(samples[0], plan.atom_params);
-    for (const ModelProfile& m : samples) atoms.push_back(slicing.atom_profile(m));
-    p.atom_params = 0;
-  } else {
-    atoms = samples;
-  }
+  const auto sliced = in_atoms(samples, plan);
+  const std::vector<ModelProfile>& atoms = sliced.first;
+  const Plan& p = sliced.second;
   return stretched_period(atoms, link, p, simulate_at_once(atoms, link, p).period_ms, 16, 1e-7,
                           [&](const std::vector<ModelProfile>& stretched) {
                             return simulate_at_once(stretched, link, p).period_ms;

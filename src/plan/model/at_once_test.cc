@@ -15,12 +15,7 @@ namespace dynacomm::plan {
 namespace {
 
 ModelProfile units(std::vector<std::int64_t> bytes, double f, double g) {
-  ModelProfile p;
-  p.model = "hand";
-  p.batch = 1;
-  for (std::size_t u = 0; u < bytes.size(); ++u)
-    p.units.push_back({"u" + std::to_string(u), bytes[u] / 4, bytes[u], f, g});
-  return p;
+  return testing::hand_profile(bytes, f, g);
 }
 
 Plan one_unit() {
@@ -93,12 +88,7 @@ TEST(AtOnce, ACreditWaitsBehindTheNextIterationsReplies) {
 // an iteration with the credit plan and 5.6 s with one without; under BSP's model the
 // credit plan was predicted 5.8 s.
 TEST(AtOnce, ACreditPlanOnASlowSymmetricLinkIsPredictedSlow) {
-  ModelProfile p = testing::uniform_profile("cnn", 32, 4, 1280, 5, 5);
-  const std::int64_t bytes[] = {1280, 73984, 3212288, 10280};
-  for (std::size_t u = 0; u < 4; ++u) {
-    p.units[u].bytes = bytes[u];
-    p.units[u].params = bytes[u] / 4;
-  }
+  const ModelProfile p = testing::cnn_units(5, 5);
   const LinkProfile l{5e6, 5e6, 0, 0, 5};
   const Slicing s = Slicing::make(p, 40000);
   const ModelProfile atoms = s.atom_profile(p);
@@ -136,20 +126,8 @@ TEST(AtOnce, NeverBelowItsResourcesAndSamplesAlikeAreOneSample) {
     }
     const DuplexResult r = simulate_at_once({p}, l, plan);
     ASSERT_TRUE(r.converged) << "trial " << trial;
-    double compute = 0, down = 0, up = 0;
-    for (const auto& u : p.units) compute += u.forward_ms + u.backward_ms;
-    for (const auto& s : plan.pull) {
-      std::int64_t b = 0;
-      for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
-      down += l.down_ms(b);
-    }
-    for (const auto& s : plan.push) {
-      std::int64_t b = 0;
-      for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
-      up += l.up_ms(b);
-    }
     const double tol = 1e-6 * r.period_ms;
-    EXPECT_GE(r.period_ms + tol, std::max({compute, down, up})) << "trial " << trial;
+    EXPECT_GE(r.period_ms + tol, testing::resource_bound_ms(p, l, plan)) << "trial " << trial;
     EXPECT_NEAR(simulate_at_once({p, p, p}, l, plan).period_ms, r.period_ms, tol)
         << "trial " << trial << " cycle " << r.cycle << " transient " << r.transient;
     if (plan.credit_bytes == 0) {

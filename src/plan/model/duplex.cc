@@ -114,10 +114,7 @@ DuplexResult simulate_duplex(const ModelProfile& profile, const LinkProfile& lin
   if (o.max_iterations < 4 || o.max_cycle < 1)
     throw InvalidInput("duplex simulation: max_iterations >= 4 and max_cycle >= 1 are required");
   const std::vector<int> order = p.pull_sequence();
-  std::vector<int> pull_seg(static_cast<std::size_t>(L));
-  for (std::size_t k = 0; k < p.pull.size(); ++k)
-    for (int u = p.pull[k].first; u <= p.pull[k].last; ++u)
-      pull_seg[static_cast<std::size_t>(u)] = static_cast<int>(k);
+  const std::vector<int> pull_seg = pull_segment_of_units(p, L);
   const SegmentCosts costs = segment_costs(profile, link, p);
   const std::vector<std::int64_t>&pull_bytes = costs.pull_bytes, &push_bytes = costs.push_bytes;
 
@@ -209,10 +206,7 @@ double simulate_duplex_workers_ms(const std::vector<ModelProfile>& samples, int 
   const std::vector<int> order = p.pull_sequence();
   std::vector<std::size_t> position(n_pull);  // in the pull order
   for (std::size_t i = 0; i < order.size(); ++i) position[static_cast<std::size_t>(order[i])] = i;
-  std::vector<int> pull_seg(static_cast<std::size_t>(L));
-  for (std::size_t k = 0; k < n_pull; ++k)
-    for (int u = p.pull[k].first; u <= p.pull[k].last; ++u)
-      pull_seg[static_cast<std::size_t>(u)] = static_cast<int>(k);
+  const std::vector<int> pull_seg = pull_segment_of_units(p, L);
   const SegmentCosts costs = segment_costs(shape, link, p);
   const std::vector<std::int64_t>&pull_bytes = costs.pull_bytes, &push_bytes = costs.push_bytes;
   const double lat = link.latency_ms;
@@ -343,15 +337,9 @@ double predict_duplex_workers_ms(const std::vector<ModelProfile>& samples, int w
                                  const LinkProfile& link, const Plan& plan) {
   if (samples.empty())
     throw InvalidInput("duplex simulation of workers: at least one sample and one worker");
-  std::vector<ModelProfile> atoms;
-  Plan p = plan;
-  if (plan.atom_params > 0) {
-    const Slicing slicing = Slicing::make(samples[0], plan.atom_params);
-    for (const ModelProfile& m : samples) atoms.push_back(slicing.atom_profile(m));
-    p.atom_params = 0;
-  } else {
-    atoms = samples;
-  }
+  const auto sliced = in_atoms(samples, plan);
+  const std::vector<ModelProfile>& atoms = sliced.first;
+  const Plan& p = sliced.second;
   // A few rounds: each is a simulation of every worker over whole cycles of the samples.
   return stretched_period(atoms, link, p, simulate_duplex_workers_ms(atoms, workers, link, p), 8,
                           1e-4, [&](const std::vector<ModelProfile>& stretched) {

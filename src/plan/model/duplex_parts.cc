@@ -3,6 +3,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "plan/model/slicing.h"
 
 namespace dynacomm::plan::detail {
 
@@ -61,6 +62,25 @@ bool repeats(const std::vector<State>& s, std::size_t t, std::size_t c) {
       return false;
   }
   return true;
+}
+
+std::pair<std::vector<ModelProfile>, Plan> in_atoms(const std::vector<ModelProfile>& samples,
+                                                    const Plan& plan) {
+  if (plan.atom_params <= 0) return {samples, plan};
+  std::vector<ModelProfile> atoms;
+  const Slicing slicing = Slicing::make(samples[0], plan.atom_params);
+  for (const ModelProfile& m : samples) atoms.push_back(slicing.atom_profile(m));
+  Plan p = plan;
+  p.atom_params = 0;
+  return {std::move(atoms), std::move(p)};
+}
+
+std::vector<int> pull_segment_of_units(const Plan& p, int L) {
+  std::vector<int> seg(static_cast<std::size_t>(L));
+  for (std::size_t k = 0; k < p.pull.size(); ++k)
+    for (int u = p.pull[k].first; u <= p.pull[k].last; ++u)
+      seg[static_cast<std::size_t>(u)] = static_cast<int>(k);
+  return seg;
 }
 
 void check_samples(const std::vector<ModelProfile>& samples, const char* what) {

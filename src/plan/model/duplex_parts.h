@@ -67,6 +67,14 @@ struct State {
 
 bool repeats(const std::vector<State>& s, std::size_t t, std::size_t c);
 
+// A sliced plan's samples as atom profiles and the plan over them (atom_params 0); any
+// other plan and its samples as they are.
+std::pair<std::vector<ModelProfile>, Plan> in_atoms(const std::vector<ModelProfile>& samples,
+                                                    const Plan& plan);
+
+// Per unit of an L-unit plan, the index of the pull segment that holds it.
+std::vector<int> pull_segment_of_units(const Plan& p, int L);
+
 // Throws InvalidInput, starting with `what`, unless there is at least one sample and all
 // are valid profiles of one model (the same units and bytes each way).
 void check_samples(const std::vector<ModelProfile>& samples, const char* what);

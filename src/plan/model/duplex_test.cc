@@ -14,12 +14,7 @@ namespace dynacomm::plan {
 namespace {
 
 ModelProfile units(std::vector<std::int64_t> bytes, double f, double g) {
-  ModelProfile p;
-  p.model = "hand";
-  p.batch = 1;
-  for (std::size_t u = 0; u < bytes.size(); ++u)
-    p.units.push_back({"u" + std::to_string(u), bytes[u] / 4, bytes[u], f, g});
-  return p;
+  return testing::hand_profile(bytes, f, g);
 }
 
 // 8 Mbit/s: 1,000,000 bytes take 1000 ms.
@@ -244,20 +239,8 @@ TEST(DuplexSimulator, NeverSlowerThanPhaseSeparatedAndNeverBelowItsResources) {
     const Plan plan = make_plan(name, p, l, {});
     const DuplexResult r = simulate_duplex(p, l, plan);
     ASSERT_TRUE(r.converged) << "trial " << trial;
-    double compute = 0, down = 0, up = 0;
-    for (const auto& u : p.units) compute += u.forward_ms + u.backward_ms;
-    for (const auto& s : plan.pull) {
-      std::int64_t b = 0;
-      for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
-      down += l.down_ms(b);
-    }
-    for (const auto& s : plan.push) {
-      std::int64_t b = 0;
-      for (int u = s.first; u <= s.last; ++u) b += p.units[static_cast<std::size_t>(u)].bytes;
-      up += l.up_ms(b);
-    }
     const double tol = 1e-6 * r.period_ms;
-    EXPECT_GE(r.period_ms + tol, std::max({compute, down, up})) << "trial " << trial;
+    EXPECT_GE(r.period_ms + tol, testing::resource_bound_ms(p, l, plan)) << "trial " << trial;
     // The phase-separated iteration (which also pays the request's latency) bounds it.
     EXPECT_LE(r.period_ms, simulate(p, l, plan) + tol) << "trial " << trial;
   }

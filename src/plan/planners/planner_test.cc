@@ -281,12 +281,7 @@ TEST(Planners, DynacommMatchesIdealWithoutOverhead) {
 // 5 Mbit/s link, where it otherwise plans P3's slices with a credit (as the job measured
 // in docs/sync.md did), and the usual plan is predicted slower under the at-once model.
 TEST(Planners, DynacommFdPlansForPullsAnsweredAtOnce) {
-  ModelProfile p = testing::uniform_profile("cnn", 32, 4, 1280, 5, 8);
-  const std::int64_t bytes[] = {1280, 73984, 3212288, 10280};
-  for (std::size_t u = 0; u < 4; ++u) {
-    p.units[u].bytes = bytes[u];
-    p.units[u].params = bytes[u] / 4;
-  }
+  const ModelProfile p = testing::cnn_units(5, 8);
   const LinkProfile l{5e6, 5e6, 0, 0, 5};
   PlannerOptions usual;
   usual.fd_max_evaluations = 200;
