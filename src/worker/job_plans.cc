@@ -1,6 +1,5 @@
 #include "worker/job_plans.h"
 
-#include <algorithm>
 #include <cstdio>
 
 #include "base/error.h"

@@ -126,16 +126,14 @@ Plan make_plan(const std::string& name, const ModelProfile& profile, const LinkP
 
 double predict_plan_ms(const ModelProfile& profile, const LinkProfile& link, const Plan& plan,
                        const PlannerOptions& options) {
-  if (plan.full_duplex && options.pulls_answered_at_once) {  // each worker on its own
-    std::vector<ModelProfile> samples;
-    for (const ComputeFactors& f : options.compute_spread) samples.push_back(scaled(profile, f));
-    if (samples.empty()) samples.push_back(profile);
-    return predict_at_once_ms(samples, link, plan);
-  }
-  if (!plan.full_duplex || !options.models_workers()) return predict_ms(profile, link, plan);
+  const bool at_once = plan.full_duplex && options.pulls_answered_at_once;  // each on its own
+  if (!at_once && (!plan.full_duplex || !options.models_workers()))
+    return predict_ms(profile, link, plan);
   std::vector<ModelProfile> samples;
   for (const ComputeFactors& f : options.compute_spread) samples.push_back(scaled(profile, f));
-  return predict_duplex_workers_ms(samples, options.workers, link, plan);
+  if (!at_once) return predict_duplex_workers_ms(samples, options.workers, link, plan);
+  if (samples.empty()) samples.push_back(profile);
+  return predict_at_once_ms(samples, link, plan);
 }
 
 }  // namespace dynacomm::plan
