@@ -3,6 +3,8 @@
 // loopback, the ranks as threads: one bucket of resnet18's gradient (11.2 M floats) and
 // one of mobilenetv2's (2.2 M). Loopback is unshaped, so this measures the collectives'
 // own work on the cores (for our ring, packing by owner among it), which a slow link hides.
+// dynacomm's ring runs both ways: one call of Gloo's ring on the packed buffer, and its
+// own steps on Gloo's send/recv.
 //
 //   build/bench/ring_bench
 #include <benchmark/benchmark.h>
@@ -78,7 +80,9 @@ void time_allreduce(benchmark::State& state, std::vector<AllReduce> ranks, std::
   state.SetBytesProcessed(state.iterations() * floats * 4);
 }
 
-void BM_DynacommRing(benchmark::State& state) {
+// dynacomm's all-reduce: Gloo's ring in one call (stepwise false, what kernel-shaped and
+// real links run), or dynacomm's own steps (what emulation, latency and fp16 run).
+void dynacomm_ring(benchmark::State& state, bool stepwise) {
   const int ranks = static_cast<int>(state.range(0));
   const int port = net::free_tcp_port();
   auto all = join(ranks, [&](int r) -> AllReduce {
@@ -87,6 +91,7 @@ void BM_DynacommRing(benchmark::State& state) {
     o.rank = r;
     o.size = ranks;
     o.timeout = kTimeout;
+    o.stepwise = stepwise;
     std::shared_ptr<collective::RingGroup> g = collective::RingGroup::connect(o);
     return [g](std::vector<float>& d) {
       g->allreduce_sum(d.data(), static_cast<std::int64_t>(d.size()), 0, "bench");
@@ -94,6 +99,9 @@ void BM_DynacommRing(benchmark::State& state) {
   });
   time_allreduce(state, std::move(all), state.range(1));
 }
+
+void BM_DynacommRing(benchmark::State& state) { dynacomm_ring(state, false); }
+void BM_DynacommRingStepwise(benchmark::State& state) { dynacomm_ring(state, true); }
 
 void BM_GlooAllreduce(benchmark::State& state) {
   const int ranks = static_cast<int>(state.range(0));
@@ -122,10 +130,12 @@ void BM_GlooAllreduce(benchmark::State& state) {
   ArgNames({"ranks", "floats"})       \
       ->Args({4, 11'170'000})         \
       ->Args({4, 2'237'000})          \
+      ->Args({8, 11'170'000})         \
       ->Unit(benchmark::kMillisecond) \
       ->UseRealTime()                 \
       ->MinTime(2.0)
 BENCHMARK(BM_DynacommRing)->RING_ARGS;
+BENCHMARK(BM_DynacommRingStepwise)->RING_ARGS;
 BENCHMARK(BM_GlooAllreduce)->RING_ARGS;
 
 }  // namespace

@@ -1,13 +1,15 @@
 #include "collective/ring_group.h"
 
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <gloo/allreduce.h>
+#include <gloo/math.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <optional>
 #include <thread>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <vector>
 
 #include "base/error.h"
@@ -37,14 +39,20 @@ at::Tensor view(c10::Half* data, std::int64_t count) {
 float through_half(float x) { return static_cast<float>(c10::Half(x)); }
 
 // Where a bucket's elements go when packed by owner: chunk g holds, in order, the bucket's
-// elements in blocks dealt to rank g.
+// elements in blocks dealt to rank g, and every chunk has the same room (`chunk` elements,
+// zero padded), so that Gloo's own ring, which cuts a buffer into equal chunks by position
+// (rank g finishing chunk g), sums chunk g exactly as dynacomm's steps do. Gloo cuts each
+// chunk into `segments` pieces of at most 1 MiB, two in flight; the room is rounded up to a
+// multiple of them (at most `segments` - 1 elements of padding per owner).
 struct Layout {
   struct Run {
     std::int64_t from, count;  // in the bucket
     int owner;
   };
+  static constexpr std::int64_t kSegmentBytes = 1 << 20;  // Gloo's default maximum
   std::vector<Run> runs;
   std::vector<std::int64_t> base, length;  // per owner, in the packed buffer
+  std::int64_t chunk = 0, segments = 2;    // per owner: room, and Gloo's pieces of it
 
   Layout(std::int64_t offset, std::int64_t count, int ranks) : base(ranks, 0), length(ranks, 0) {
     const std::int64_t end = offset + count;
@@ -55,8 +63,12 @@ struct Layout {
       runs.push_back({lo - offset, hi - lo, owner});
       length[owner] += hi - lo;
     }
-    for (int g = 1; g < ranks; ++g) base[g] = base[g - 1] + length[g - 1];
+    chunk = *std::max_element(length.begin(), length.end());
+    segments = std::max<std::int64_t>(2, (chunk * 4 + kSegmentBytes - 1) / kSegmentBytes);
+    chunk = (chunk + segments - 1) / segments * segments;
+    for (int g = 1; g < ranks; ++g) base[g] = base[g - 1] + chunk;
   }
+  std::int64_t total() const { return chunk * static_cast<std::int64_t>(base.size()); }
 
   void pack(const float* data, float* packed) const {
     std::vector<std::int64_t> fill = base;
@@ -64,6 +76,8 @@ struct Layout {
       std::copy(data + r.from, data + r.from + r.count, packed + fill[r.owner]);
       fill[r.owner] += r.count;
     }
+    for (std::size_t g = 0; g < base.size(); ++g)
+      std::fill(packed + fill[g], packed + base[g] + chunk, 0.f);
   }
   void unpack(const float* packed, float* data) const {
     std::vector<std::int64_t> fill = base;
@@ -74,13 +88,22 @@ struct Layout {
   }
 };
 
+// ProcessGroupGloo, with its Gloo context in reach: allreduce_sum runs Gloo's ring on it
+// directly, to choose the segment size that keeps Gloo's chunks on the owners' (c10d's
+// allreduce takes Gloo's default).
+class GlooGroup : public c10d::ProcessGroupGloo {
+ public:
+  using ProcessGroupGloo::ProcessGroupGloo;
+  std::shared_ptr<::gloo::Context> context() const { return contexts_.front(); }
+};
+
 }  // namespace
 
 struct RingGroup::Impl {
   RingGroupOptions options;
   c10::intrusive_ptr<c10d::TCPStore> store;
   c10::intrusive_ptr<c10d::PrefixStore> user_store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  c10::intrusive_ptr<GlooGroup> group;
   int port = 0;
   std::uint32_t sequence = 0;
   std::int64_t bytes_sent = 0;
@@ -108,8 +131,43 @@ struct RingGroup::Impl {
     throw Error(message);
   }
 
-  // One ring step: chunk `out` of `packed` to the right, chunk `in` from the left into
-  // `incoming`, paced by the emulation.
+  // Gloo's ring, where each chunk travels towards lower ranks.
+  int to() const { return left(); }
+  int from() const { return right(); }
+
+  // Whether allreduce_sum runs Gloo's ring as one call: each step paced in user space
+  // (emulation, latency) or rounded to half needs dynacomm's own steps.
+  bool whole_in_gloo() const {
+    return !options.stepwise && !options.half_wire && !up && !down &&
+           options.emulate.latency_ms <= 0;
+  }
+
+  // Gloo's ring all-reduce over `packed`, laid out so that its chunks are the owners'.
+  void gloo_allreduce(const Layout& layout, const std::string& what) {
+    ::gloo::AllreduceOptions o(group->context());
+    o.setOutput(packed.data(), static_cast<std::size_t>(layout.total()));
+    o.setReduceFunction(
+        static_cast<void (*)(void*, const void*, const void*, std::size_t)>(&::gloo::sum<float>));
+    o.setTag(0x40000000u | (sequence++ & 0x3fffffffu));
+    o.setMaxSegmentSize(static_cast<std::size_t>(layout.chunk / layout.segments * 4));
+    o.setTimeout(options.timeout);
+    try {
+      ::gloo::allreduce(o);
+    } catch (const std::exception& e) {
+      const std::string failure = first_line(e.what());
+      const std::string message =
+          what + ": rank " + std::to_string(options.rank) + ": ring with rank " +
+          std::to_string(from()) + " (receiving) and rank " + std::to_string(to()) +
+          " (sending) failed after " + std::to_string(options.timeout.count()) +
+          " ms at most: " + failure;
+      if (is_timeout(failure)) throw Timeout(message);
+      throw Error(message);
+    }
+    bytes_sent += 2 * (options.size - 1) * layout.chunk * 4;
+  }
+
+  // One ring step: chunk `out` of `packed` to the next rank down, chunk `in` from the next
+  // up into `incoming`, paced by the emulation.
   void step(const Layout& layout, int out, int in, const std::string& what) {
     const Clock::time_point start = Clock::now();
     const std::int64_t n_out = layout.length[out], n_in = layout.length[in];
@@ -124,7 +182,7 @@ struct RingGroup::Impl {
     }
     std::vector<at::Tensor> in_tensors{half ? view(incoming16.data(), n_in)
                                             : view(incoming.data(), n_in)};
-    if (n_in > 0) received = group->recv(in_tensors, left(), tag);
+    if (n_in > 0) received = group->recv(in_tensors, from(), tag);
     std::optional<Clock::time_point> in_by;
     if (down) in_by = down->deliver_at(start, n_in * width());
     if (up) {
@@ -135,9 +193,9 @@ struct RingGroup::Impl {
     }
     std::vector<at::Tensor> out_tensors{half ? view(packed16.data(), n_out)
                                              : view(packed.data() + layout.base[out], n_out)};
-    if (n_out > 0) sent = group->send(out_tensors, right(), tag);
-    if (sent) wait(sent, "send to", right(), what);
-    if (received) wait(received, "receive from", left(), what);
+    if (n_out > 0) sent = group->send(out_tensors, to(), tag);
+    if (sent) wait(sent, "send to", to(), what);
+    if (received) wait(received, "receive from", from(), what);
     if (half)
       for (std::int64_t j = 0; j < n_in; ++j) incoming[j] = static_cast<float>(incoming16[j]);
     if (in_by) std::this_thread::sleep_until(*in_by);
@@ -171,7 +229,7 @@ std::unique_ptr<RingGroup> RingGroup::connect(const RingGroupOptions& o) {
     auto gloo = c10d::ProcessGroupGloo::Options::create(join);
     gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(o.host));
     auto ring_store = c10::make_intrusive<c10d::PrefixStore>("gloo", impl->store);
-    impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(ring_store, o.rank, o.size, gloo);
+    impl->group = c10::make_intrusive<GlooGroup>(ring_store, o.rank, o.size, gloo);
   } catch (const std::exception& e) {
     const std::string message = "all-reduce group: rank " + std::to_string(o.rank) + " of " +
                                 std::to_string(o.size) + " could not join at " + where +
@@ -197,14 +255,19 @@ void RingGroup::allreduce_sum(float* data, std::int64_t count, std::int64_t offs
   const int p = m.options.size, r = m.options.rank;
   if (p == 1 || count == 0) return;
   const Layout layout(offset, count, p);
-  m.packed.resize(static_cast<std::size_t>(count));
-  m.incoming.resize(static_cast<std::size_t>(count));
+  m.packed.resize(static_cast<std::size_t>(layout.total()));
   layout.pack(data, m.packed.data());
   const std::string label = "all-reduce " + what;
-  // Reduce-scatter: chunk g starts at rank g+1 and gathers each rank's values in ring order,
-  // ending at rank g.
+  if (m.whole_in_gloo()) {
+    m.gloo_allreduce(layout, label);
+    layout.unpack(m.packed.data(), data);
+    return;
+  }
+  m.incoming.resize(static_cast<std::size_t>(layout.chunk));
+  // Reduce-scatter as Gloo's: chunk g starts at rank g-1 and gathers each rank's values
+  // going down the ring, ending at rank g.
   for (int k = 0; k + 1 < p; ++k) {
-    const int out = ((r - 1 - k) % p + p) % p, in = ((r - 2 - k) % p + p) % p;
+    const int out = (r + 1 + k) % p, in = (r + 2 + k) % p;
     m.step(layout, out, in, label + " (reduce step " + std::to_string(k) + ")");
     float* acc = m.packed.data() + layout.base[in];
     for (std::int64_t j = 0; j < layout.length[in]; ++j) acc[j] = m.incoming[j] + acc[j];
@@ -215,7 +278,7 @@ void RingGroup::allreduce_sum(float* data, std::int64_t count, std::int64_t offs
   }
   // All-gather: each rank's finished chunk goes round.
   for (int k = 0; k + 1 < p; ++k) {
-    const int out = ((r - k) % p + p) % p, in = ((r - 1 - k) % p + p) % p;
+    const int out = (r + k) % p, in = (r + 1 + k) % p;
     m.step(layout, out, in, label + " (gather step " + std::to_string(k) + ")");
     std::copy(m.incoming.begin(), m.incoming.begin() + layout.length[in],
               m.packed.begin() + layout.base[in]);

@@ -1,17 +1,21 @@
 // The workers of --arch allreduce as one group: a c10d TCPStore rendezvous (rank 0 serves
-// it) and libtorch's ProcessGroupGloo over TCP, with dynacomm's own ring all-reduce on
-// Gloo's send/recv.
+// it) and libtorch's ProcessGroupGloo over TCP, with an all-reduce whose bits do not
+// depend on the buckets.
 //
-// Why not Gloo's allreduce: its ring splits each call's buffer into per-rank chunks by
-// position in that buffer, so the order in which the workers' values of one element are
-// added depends on where the element falls in its bucket; with three or more workers two
-// bucket plans then differ in the last bits (float addition is commutative, not
-// associative). Here an element's chunk is fixed by its index in the model's flat gradient
-// (blocks of kBlock elements, dealt to the ranks in turn), so element i is always summed as
-// ((x_{g+1} + x_{g+2}) + ...) + x_g for its owner g, whatever the buckets: every bucket plan
-// gives the same bits. The cost is Gloo's ring's, 2(P-1) steps of about B/P bytes
-// (plan/model/ring.h), plus packing the bucket's blocks by owner (a memcpy). With
-// half_wire the steps carry half as many bytes.
+// Gloo's ring splits each call's buffer into per-rank chunks by position in that buffer,
+// so called on a bucket as it is, the order in which the workers' values of one element
+// are added would depend on where the element falls in its bucket; with three or more
+// workers two bucket plans would differ in the last bits (float addition is commutative,
+// not associative). Here an element's chunk is fixed by its index in the model's flat
+// gradient (blocks of kBlock elements, dealt to the ranks in turn): allreduce_sum packs the
+// bucket by owner, each owner's chunk padded to the same room, and runs Gloo's ring on that
+// (its segment size chosen so that Gloo's chunks are the owners'), so element i is always
+// summed as ((x_{g-1} + x_{g-2}) + ...) + x_g for its owner g, whatever the buckets: every
+// bucket plan gives the same bits. The cost is Gloo's ring's, 2(P-1) steps of about B/P
+// bytes (plan/model/ring.h), plus the packing (a memcpy). Where each step must be paced
+// or rounded (emulation, latency, half_wire), dynacomm runs the same ring itself, step by
+// step, on Gloo's send/recv: the same order, so the same bits. With half_wire the steps
+// carry half as many bytes.
 //
 // With `emulate` set, each step's transfer is paced in user space like the PS's links
 // (net/shaper.h: the uplink's token bucket and the latency before a send, the downlink's
@@ -52,6 +56,9 @@ struct RingGroupOptions {
   // chunk the same way before the all-gather, so every rank ends with the same bits (and
   // every bucket plan too: the rounding happens per element at the same steps).
   bool half_wire = false;
+  // Runs allreduce_sum as dynacomm's own steps even where one call of Gloo's ring would do
+  // (the same bits, slower: ring_bench); emulation, latency and half_wire need the steps.
+  bool stepwise = false;
 };
 
 class RingGroup {
