@@ -84,7 +84,8 @@ class RingGroup {
   // uplink carries one copy per peer, the downlink as many.
   void exchange(const float* data, std::int64_t count, const std::vector<int>& peers,
                 const std::vector<float*>& from, const std::string& what);
-  // Every rank's data[0..count) becomes root's.
+  // Every rank's data[0..count) becomes root's, bit for bit: a sum over the ring to which
+  // the other ranks add -0.0 (float32 on the wire even with half_wire; not in bytes_sent).
   void broadcast(float* data, std::int64_t count, int root, const std::string& what);
   // The emulated link from now on (a link trace's row; between calls, never during one).
   void set_emulation(const RingEmulation& emulate);

@@ -175,14 +175,35 @@ TEST(RingGroup, HalfOnTheWireRoundsAtEveryStepAlikeForEveryBucketPlan) {
   }
 }
 
-TEST(RingGroup, BroadcastsRootsValuesAndPublishesPlans) {
-  spawn(3, [](RingGroup& g) {
-    std::vector<float> x = gradient(g.rank(), 1000);
-    g.broadcast(x.data(), 1000, 0, "initial weights");
-    EXPECT_EQ(x, gradient(0, 1000));
-    if (g.rank() == 0) g.publish("plan/1", "3,1");
-    EXPECT_EQ(g.read("plan/1"), "3,1");
-  });
+// The root's bits, signed zeros and NaN among them, both ways of running the ring, and with
+// half on the wire too (the broadcast stays float32); its bytes are not the training's.
+std::vector<float> root_values(int root, std::int64_t n) {
+  std::vector<float> x = gradient(root, n);
+  x[3] = 0.f;
+  x[700] = -0.f;
+  x[2000] = std::nanf("");
+  return x;
+}
+
+TEST(RingGroup, BroadcastsRootsBitsAndPublishesPlans) {
+  const std::int64_t n = 3000;
+  for (int root : {0, 2})
+    for (bool half_wire : {false, true})
+      for (bool stepwise : {false, true})
+        spawn(
+            4,
+            [&](RingGroup& g) {
+              std::vector<float> x =
+                  g.rank() == root ? root_values(root, n) : gradient(g.rank() + 10, n);
+              g.broadcast(x.data(), n, root, "initial weights");
+              const std::vector<float> want = root_values(root, n);
+              EXPECT_EQ(0, std::memcmp(x.data(), want.data(), n * sizeof(float)))
+                  << "rank " << g.rank() << ", root " << root;
+              EXPECT_EQ(g.bytes_sent(), 0);
+              if (g.rank() == 0) g.publish("plan/1", "3,1");
+              EXPECT_EQ(g.read("plan/1"), "3,1");
+            },
+            milliseconds(20000), half_wire, stepwise);
 }
 
 TEST(RingGroup, APeerThatNeverJoinsIsATimeoutNamingTheGroup) {
