@@ -41,9 +41,9 @@ float through_half(float x) { return static_cast<float>(c10::Half(x)); }
 // Where a bucket's elements go when packed by owner: chunk g holds, in order, the bucket's
 // elements in blocks dealt to rank g, and every chunk has the same room (`chunk` elements,
 // zero padded), so that Gloo's own ring, which cuts a buffer into equal chunks by position
-// (rank g finishing chunk g), sums chunk g exactly as dynacomm's steps do. Gloo cuts each
-// chunk into `segments` pieces of at most 1 MiB, two in flight; the room is rounded up to a
-// multiple of them (at most `segments` - 1 elements of padding per owner).
+// (rank g finishing chunk g), sums chunk g exactly as dynacomm's steps do. The room is the
+// longest owner's length (the others' are at most kBlock shorter) rounded up to a multiple
+// of `segments`, the pieces of at most 1 MiB that Gloo is told to cut each chunk into.
 struct Layout {
   struct Run {
     std::int64_t from, count;  // in the bucket
@@ -293,7 +293,8 @@ void RingGroup::allreduce_sum(float* data, std::int64_t count, std::int64_t offs
 // A sum over the ring in which only the root's values are not -0.0, the identity of float
 // addition (x + -0.0 is x for every x, +0.0 and -0.0 included): every rank ends with the
 // root's bits, and each link carries 2(P-1)/P of the data, where a one-to-all broadcast
-// puts P-1 copies on the root's uplink (a minute for resnet18 to 7 peers at 20 Mbit/s).
+// puts P-1 copies on the root's uplink (about two minutes for resnet18 to 7 peers at
+// 20 Mbit/s).
 // Its bytes are not counted in bytes_sent (the training's traffic).
 void RingGroup::broadcast(float* data, std::int64_t count, int root, const std::string& what) {
   Impl& m = *impl_;
