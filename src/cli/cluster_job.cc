@@ -21,6 +21,7 @@
 #include "plan/model/quantity.h"
 #include "plan/replan/trace_file.h"
 #include "ps/checkpoint.h"
+#include "ps/sync_policy.h"
 #include "report/run_folder.h"
 #include "report/trace_merge.h"
 
@@ -405,7 +406,7 @@ RunSummary run_chosen_job(const JobFlags& j, const std::vector<JobFlags>& per_wo
       }
       // Backup workers and ASP let the workers drift apart: the job ends with rank 0's
       // last iteration and final fetch, and a straggler does not run on alone.
-      if ((j.sync == "asp" || j.sync.rfind("backup:", 0) == 0) && !c.interrupted()) {
+      if ((ps::is_asp(j.sync) || j.sync.rfind("backup:", 0) == 0) && !c.interrupted()) {
         const nlohmann::json s0 = cluster::read_statuses(run_dir, 1).front();
         if (s0.is_object() && s0.value("phase", "") == "done")
           c.stop_gracefully("rank 0 has finished; under --sync " + j.sync +

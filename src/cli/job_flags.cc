@@ -39,7 +39,8 @@ void add_sync_flag(CLI::App* cmd, std::string& sync, bool list) {
       "bsp (every worker's gradients each iteration), ssp:S (up to S iterations ahead of the "
       "slowest), backup:B (each update from the first N-B workers' pushes), backup:auto (B "
       "chosen by the PS from the pushes' arrival times), asp (every push applied on arrival, "
-      "the learning rate divided by its staleness), local:H[,warmup=K] (H local steps between "
+      "the learning rate divided by its staleness; asp:dc=2: each gradient also corrected for "
+      "the weights' moves since its read), local:H[,warmup=K] (H local steps between "
       "averagings, after K steps of BSP); docs/sync.md";
   cmd->add_option("--sync", sync,
                   list ? "Synchronisation modes to compare, comma-separated, one job each: " + modes

@@ -15,6 +15,7 @@
 #include "plan/model/simulate.h"
 #include "plan/model/slicing.h"
 #include "plan/planners/planner.h"
+#include "ps/sync_policy.h"
 #include "report/chrome_trace.h"
 
 namespace dynacomm::cli {
@@ -373,7 +374,7 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::Range(1L, 1000000000L))
       ->capture_default_str();
   cmd->callback([flags]() {
-    flags->planner.pulls_answered_at_once = flags->sync == "asp";
+    flags->planner.pulls_answered_at_once = ps::is_asp(flags->sync);
     int rc = run_plan(*flags);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });

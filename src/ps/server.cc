@@ -325,6 +325,10 @@ struct PsServer::Impl {
           std::to_string(options.sgd.momentum) + " less asynchrony's own (1 - 1/" +
           std::to_string(options.workers) + ")");
     }
+    if (s.policy->delay_compensation() > 0)
+      log("asp: each push corrected for the weights' moves since its rank's read (DC-ASGD, "
+          "lambda0 " +
+          std::to_string(s.policy->delay_compensation()) + ")");
     adaptive = std::dynamic_pointer_cast<const AdaptiveBackupPolicy>(s.policy);
     const auto n_units = static_cast<int>(units.size());
     store = std::make_unique<ParameterStore>(s, std::move(units));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "ps/delay_compensation.h"
 
 namespace dynacomm::ps {
 
@@ -25,6 +26,8 @@ struct ParameterStore::Unit {
   std::map<std::int64_t, Round> rounds;  // by iteration, from the unit's version on
   std::vector<std::int64_t> read_at;     // per rank: the version it last pulled (-1: none)
   std::vector<std::int64_t> last_push;   // per rank: its last push's iteration (ASP; -1)
+  std::unique_ptr<DelayCompensation> compensation;  // ASP's, unless its lambda0 is 0
+  std::vector<float> corrected;                     // its gradient, corrected
 };
 
 void StoreOptions::validate() const {
@@ -46,6 +49,9 @@ ParameterStore::ParameterStore(const StoreOptions& options,
     u->params = std::move(values);
     u->read_at.assign(static_cast<std::size_t>(options_.workers), -1);
     u->last_push.assign(static_cast<std::size_t>(options_.workers), -1);
+    if (options_.policy->asynchronous() && options_.policy->delay_compensation() > 0)
+      u->compensation = std::make_unique<DelayCompensation>(options_.policy->delay_compensation(),
+                                                            options_.workers, u->params.size());
     units_.push_back(std::move(u));
   }
   from_.assign(static_cast<std::size_t>(options_.workers), 0);
@@ -96,6 +102,7 @@ std::int64_t ParameterStore::pull(int first, int last, std::int64_t iteration, f
     std::memcpy(out, u.params.data(), u.params.size() * sizeof(float));
     out += u.params.size();
     if (reader >= 0) u.read_at[static_cast<std::size_t>(reader)] = u.version;
+    if (reader >= 0 && u.compensation) u.compensation->read(reader, u.params.data());
     oldest = std::min(oldest, u.version);
   }
   return oldest;
@@ -199,6 +206,11 @@ void ParameterStore::apply_now(int i, Unit& u, int rank, std::int64_t iteration,
   const std::int64_t read = u.read_at[static_cast<std::size_t>(rank)];
   // The updates from its read to this one, this one included (>= 1).
   const std::int64_t staleness = (read < 0 ? 0 : u.version - read) + 1;
+  if (u.compensation) {
+    u.corrected.resize(u.params.size());
+    u.compensation->correct(rank, grads, u.params.data(), u.corrected.data());
+    grads = u.corrected.data();
+  }
   sgd_->step(i, u.params.data(), grads, iteration, 1.0 / static_cast<double>(staleness));
   ++u.version;
 }
@@ -279,6 +291,7 @@ void ParameterStore::join(int rank, std::int64_t from) {
       }
     unit->read_at[r] = -1;
     unit->last_push[r] = -1;
+    if (unit->compensation) unit->compensation->forget(rank);
   }
   std::lock_guard<std::mutex> lock(members_mu_);
   from_[static_cast<std::size_t>(rank)] = from;
@@ -333,6 +346,7 @@ void ParameterStore::restore(std::vector<UnitState> units) {
     u.rounds.clear();
     std::fill(u.read_at.begin(), u.read_at.end(), -1);
     std::fill(u.last_push.begin(), u.last_push.end(), -1);
+    if (u.compensation) u.compensation->forget_all();
   }
 }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 #include "base/error.h"
 #include "optim/local_sgd.h"
@@ -50,12 +52,23 @@ class BackupPolicy : public SyncPolicy {
 
 class AspPolicy : public SyncPolicy {
  public:
-  std::string name() const override { return "asp"; }
+  explicit AspPolicy(double lambda0 = 0) : lambda0_(lambda0) {}
+  std::string name() const override {
+    if (lambda0_ == 0) return "asp";
+    std::ostringstream s;
+    s.precision(15);
+    s << "asp:dc=" << lambda0_;
+    return s.str();
+  }
+  double delay_compensation() const override { return lambda0_; }
   std::int64_t version_needed(std::int64_t) const override { return 0; }
   bool may_read(std::int64_t, std::int64_t) const override { return true; }
   bool update_due(int received, int) const override { return received >= 1; }
   bool asynchronous() const override { return true; }
   double pace(std::vector<double>, int, double own) const override { return own; }
+
+ private:
+  double lambda0_;
 };
 
 // The whole of `text` as a count in [0, max]; InvalidInput naming the spec otherwise.
@@ -89,6 +102,16 @@ std::shared_ptr<const SyncPolicy> parse_sync_policy(const std::string& spec) {
   const std::string arg = colon == std::string::npos ? "" : spec.substr(colon + 1);
   if (head == "bsp" && colon == std::string::npos) return bsp();
   if (head == "asp" && colon == std::string::npos) return std::make_shared<AspPolicy>();
+  if (head == "asp" && arg.rfind("dc=", 0) == 0) {
+    char* stop = nullptr;
+    errno = 0;
+    const double lambda0 = std::strtod(arg.c_str() + 3, &stop);
+    if (arg.size() == 3 || *stop != 0 || errno != 0 || !std::isfinite(lambda0) || lambda0 < 0 ||
+        lambda0 > 1e6)
+      throw InvalidInput("--sync " + spec +
+                         ": dc= takes lambda0, a number in 0..1e6 (2: the paper's; 0: none)");
+    return std::make_shared<AspPolicy>(lambda0);
+  }
   if (head == "ssp" && colon != std::string::npos) {
     return std::make_shared<SspPolicy>(parse_count(arg, spec, 1000));
   }
@@ -97,8 +120,9 @@ std::shared_ptr<const SyncPolicy> parse_sync_policy(const std::string& spec) {
     return std::make_shared<BackupPolicy>(static_cast<int>(parse_count(arg, spec, 1000)));
   }
   if (optim::LocalSgd::parse(spec)) return std::make_shared<LocalSgdPolicy>(spec);
-  throw InvalidInput("--sync '" + spec +
-                     "': expected bsp, ssp:S, backup:B, backup:auto, asp or local:H[,warmup=K]");
+  throw InvalidInput(
+      "--sync '" + spec +
+      "': expected bsp, ssp:S, backup:B, backup:auto, asp[:dc=L] or local:H[,warmup=K]");
 }
 
 }  // namespace dynacomm::ps

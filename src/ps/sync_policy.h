@@ -30,6 +30,9 @@
 //              one, this one included (tau >= 1; Zhang, Gupta, Lian and Liu, "Staleness-
 //              aware Async-SGD", IJCAI'16): with N workers pushing in turn tau is about N,
 //              so each gradient moves the model about as much as under BSP's mean of N.
+//   asp:dc=L   asp with each gradient first corrected for the weights' moves since its
+//              rank's read (delay compensation, ps/delay_compensation.h; L = lambda0, 2
+//              the paper's; 0: none, as asp).
 //   local:H[,warmup=K]  Local SGD (optim/local_sgd.h): the workers take H steps between
 //              exchanges and push their steps' gradient sums; the PS counts rounds and runs
 //              them as BSP's iterations.
@@ -63,6 +66,8 @@ class SyncPolicy {
   virtual bool drops_late_pushes() const { return false; }
   // Every push its own update, applied on arrival (ASP); the rest aggregate by iteration.
   virtual bool asynchronous() const { return false; }
+  // Under ASP: lambda0 of its delay compensation (ps/delay_compensation.h); 0: none.
+  virtual double delay_compensation() const { return 0; }
   // Every worker reads exactly its iteration's version, each update has every worker's
   // push (BSP, and local SGD's rounds).
   virtual bool lockstep() const { return false; }
@@ -134,8 +139,12 @@ class AdaptiveBackupPolicy : public SyncPolicy {
 // workers: 0.15).
 double asp_momentum(double job_momentum, int workers);
 
-// "bsp", "ssp:S", "backup:B", "backup:auto", "asp" or "local:H[,warmup=K]"; InvalidInput naming what is wrong
-// and the choices.
+// Is `spec` (as --sync spells it) ASP, with or without its options? Inline: workers and
+// tools ask it without linking the PS.
+inline bool is_asp(const std::string& spec) { return spec == "asp" || spec.rfind("asp:", 0) == 0; }
+
+// "bsp", "ssp:S", "backup:B", "backup:auto", "asp[:dc=L]" or "local:H[,warmup=K]"; InvalidInput
+// naming what is wrong and the choices.
 std::shared_ptr<const SyncPolicy> parse_sync_policy(const std::string& spec);
 
 }  // namespace dynacomm::ps

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -36,6 +37,14 @@ TEST(SyncPolicy, ParsesEachModeAndRefusesTheRestNamingThem) {
   EXPECT_EQ(parse_sync_policy("ssp:0")->name(), "ssp:0");
   EXPECT_EQ(parse_sync_policy("backup:1")->name(), "backup:1");
   EXPECT_EQ(parse_sync_policy("asp")->name(), "asp");
+  EXPECT_EQ(parse_sync_policy("asp")->delay_compensation(), 0);
+  EXPECT_EQ(parse_sync_policy("asp:dc=2")->name(), "asp:dc=2");
+  EXPECT_EQ(parse_sync_policy("asp:dc=2")->delay_compensation(), 2);
+  EXPECT_EQ(parse_sync_policy("asp:dc=0.5")->name(), "asp:dc=0.5");
+  EXPECT_EQ(parse_sync_policy("asp:dc=0")->name(), "asp");
+  EXPECT_EQ(parse_sync_policy("bsp")->delay_compensation(), 0);
+  EXPECT_TRUE(is_asp("asp:dc=0"));
+  EXPECT_FALSE(is_asp("aspx"));
   EXPECT_EQ(parse_sync_policy("backup:auto")->name(), "backup:auto");
   EXPECT_TRUE(parse_sync_policy("backup:auto")->drops_late_pushes());
   EXPECT_TRUE(parse_sync_policy("asp")->asynchronous());
@@ -46,9 +55,26 @@ TEST(SyncPolicy, ParsesEachModeAndRefusesTheRestNamingThem) {
   EXPECT_TRUE(parse_sync_policy("local:8")->lockstep());  // BSP over rounds
   EXPECT_TRUE(parse_sync_policy("bsp")->lockstep());
   EXPECT_FALSE(parse_sync_policy("ssp:0")->lockstep());
-  for (const char* bad : {"", "ssp", "ssp:", "ssp:-1", "ssp:x", "ssp:1.5", "backup", "asp:1",
-                          "bsp:2", "local", "ssp:99999999999999999999", "backup:autox",
-                          "local:0", "local:8,warmup", "local:8,k=2"}) {
+  for (const char* bad : {"",
+                          "ssp",
+                          "ssp:",
+                          "ssp:-1",
+                          "ssp:x",
+                          "ssp:1.5",
+                          "backup",
+                          "asp:1",
+                          "asp:dc=",
+                          "asp:dc=-1",
+                          "asp:dc=x",
+                          "asp:dc=nan",
+                          "asp:dc=1e9",
+                          "bsp:2",
+                          "local",
+                          "ssp:99999999999999999999",
+                          "backup:autox",
+                          "local:0",
+                          "local:8,warmup",
+                          "local:8,k=2"}) {
     try {
       parse_sync_policy(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -180,25 +206,52 @@ TEST(SyncPolicy, AspAppliesEveryPushExactlyOnceScaledByItsStaleness) {
     EXPECT_EQ(store.push(2, 0, 0, 1, &g), std::vector<int>{0});
     EXPECT_EQ(store.snapshot(), std::vector<float>{17});
   }
-  // Threads, random orders: every push applied once (the version counts them).
-  constexpr int kWorkers = 4, kPushes = 50;
-  ParameterStore store(counting(kWorkers, "asp"), {{0.f}, {0.f, 0.f}});
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kWorkers; ++r)
-    threads.emplace_back([&, r] {
-      std::mt19937 rng(static_cast<unsigned>(r));
-      std::uniform_int_distribution<int> us(0, 300);
-      const float g[3] = {-1, -1, -1};
-      std::vector<float> p(3);
-      for (int t = 0; t < kPushes; ++t) {
-        store.pull(0, 1, t, p.data(), r);
-        std::this_thread::sleep_for(std::chrono::microseconds(us(rng)));
-        store.push(r, 0, 1, t, g);
-      }
-    });
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(store.version(0), kWorkers * kPushes);
-  EXPECT_EQ(store.version(1), kWorkers * kPushes);
+  // Threads, random orders: every push applied once (the version counts them), with the
+  // delay compensation too.
+  for (const char* mode : {"asp", "asp:dc=2"}) {
+    SCOPED_TRACE(mode);
+    constexpr int kWorkers = 4, kPushes = 50;
+    ParameterStore store(counting(kWorkers, mode), {{0.f}, {0.f, 0.f}});
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kWorkers; ++r)
+      threads.emplace_back([&, r] {
+        std::mt19937 rng(static_cast<unsigned>(r));
+        std::uniform_int_distribution<int> us(0, 300);
+        const float g[3] = {-1, -1, -1};
+        std::vector<float> p(3);
+        for (int t = 0; t < kPushes; ++t) {
+          store.pull(0, 1, t, p.data(), r);
+          std::this_thread::sleep_for(std::chrono::microseconds(us(rng)));
+          store.push(r, 0, 1, t, g);
+        }
+      });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(store.version(0), kWorkers * kPushes);
+    EXPECT_EQ(store.version(1), kWorkers * kPushes);
+    for (float w : store.snapshot()) EXPECT_TRUE(std::isfinite(w));
+  }
+}
+
+// asp:dc=L's delay compensation (ps/delay_compensation.h) in the store: a push is corrected for
+// the weights' moves since its rank's read, then stepped at lr / staleness.
+TEST(SyncPolicy, AspCorrectsEachPushForTheMovesSinceItsRanksRead) {
+  ParameterStore store(counting(2, "asp:dc=2"), {{0.f}});
+  float out = 0;
+  store.pull(0, 0, 0, &out, 0);
+  store.pull(0, 0, 0, &out, 1);
+  const float g = -6;
+  store.push(0, 0, 0, 0, &g);  // read what it lands on: uncorrected, staleness 1
+  EXPECT_EQ(store.snapshot(), std::vector<float>{6});
+  store.push(1, 0, 0, 0, &g);  // read 0, lands on 6, staleness 2
+  const double ms = 0.95 * (0.05 * 36) + 0.05 * 36;
+  const double corrected = -6 + 2 / std::sqrt(ms) * 36 * (6 - 0);
+  EXPECT_NEAR(store.snapshot()[0], 6 - corrected / 2, 1e-4);
+  EXPECT_LT(store.snapshot()[0], 0);  // without the correction: 9
+  // A push with no read since the rank joined again is not corrected.
+  store.join(1, store.newest_version());
+  const float before = store.snapshot()[0];
+  store.push(1, 0, 0, 2, &g);
+  EXPECT_FLOAT_EQ(store.snapshot()[0], before + 6);
 }
 
 // backup:B: the update comes with the first N-B pushes, the later ones are dropped (not

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ps/sync_policy.h"
+
 namespace dynacomm::worker {
 
 namespace {
@@ -99,7 +101,7 @@ Calibrated Calibration::finish(std::int64_t it, StretchTracker& tracker, Estimat
   // pulls_answered_at_once). Under backup workers only a straggler's: the others' wait for
   // N-B pushes, their own among them, and a credit plan serves them best (cnn, 4 workers,
   // one on 5 Mbit/s: the fast ones' plans predicted 389 ms with a credit, 445 without).
-  c.planner.pulls_answered_at_once = o_.sync == "asp";
+  c.planner.pulls_answered_at_once = ps::is_asp(o_.sync);
   if (o_.workers > 1)
     for (const UnitSample& s : units_seen_) {
       plan::ComputeFactors f;

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "plan/model/duplex.h"
 #include "plan/model/simulate.h"
+#include "ps/sync_policy.h"
 #include "worker/estimates.h"
 #include "worker/metrics.h"
 
@@ -82,7 +83,7 @@ std::vector<Prediction> repredict(const RotationLog& log, const std::vector<plan
   plan::PlannerOptions planner = o.planner;  // as the worker planned, with its spread
   planner.workers = log.workers;
   planner.compute_spread = log.compute_spread;
-  planner.pulls_answered_at_once = o.sync == "asp";  // as worker/calibration.cc sets it
+  planner.pulls_answered_at_once = ps::is_asp(o.sync);  // as worker/calibration.cc sets it
   Replay r(log, o.estimator);
   std::vector<Prediction> out;
   for (const RotationLog::Iteration& i : log.iterations) {
