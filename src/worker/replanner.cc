@@ -184,9 +184,11 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
     // The task fitted on copies: what the link estimators hold comes back.
     c_.estimators.down.hold(r.held_down);
     c_.estimators.up.hold(r.held_up);
-    if (replanning_from_ >= job_plan_from_) {  // else it judged the job's previous plan
+    // Else it judged the job's previous plan, or the model before a change.
+    if (replanning_from_ >= job_plan_from_ && replanning_from_ >= model_from_) {
       plan::ReplanDecision d = r.decision;
       d.change = d.change && policy_.due(it);
+      if (replanning_from_ == model_from_ && !model_why_.empty()) d.why = model_why_ + "; " + d.why;
       consider(it, d, r, d.why, change);
     }
   }
@@ -195,13 +197,16 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
     now_estimates = estimates_now();
     return plan::SearchCadence::Estimates{now_estimates->profile, now_estimates->link};
   };
-  if (replanning_.valid() || !policy_.due(it + 1) ||
-      !cadence_.may_start(ms_between(c_.started, Clock::now()), estimates_if_asked))
+  if (replanning_.valid() || !policy_.due(it + 1)) return;
+  const bool forced = search_now_;  // the model changed: no back-off
+  if (!forced && !cadence_.may_start(ms_between(c_.started, Clock::now()), estimates_if_asked))
     return;
+  search_now_ = false;
+  if (forced) model_from_ = it;  // this search is the first on the new model
   // Said only where the back-off it skips is worth a line (a search of a quarter second
   // or more waits a second or more): a fast planner on a jittery fast link would say it
   // every few iterations and bury the progress line.
-  if (cadence_.started_early() && cadence_.last_took_ms() >= 250) {
+  if (!forced && cadence_.started_early() && cadence_.last_took_ms() >= 250) {
     char factor[96];
     std::snprintf(factor, sizeof factor, "x%.2f from those the last search (%.1f s) ran on",
                   cadence_.last_move(), cadence_.last_took_ms() / 1e3);
@@ -222,6 +227,29 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
         r.planning_ms = ms_between(t0, Clock::now());
         return r;
       });
+}
+
+void Replanner::round_begun(std::int64_t it, std::int64_t round) {
+  if (c_.o.sync.rfind("backup:", 0) != 0 || mode_ != plan::ReplanMode::kDynamic) return;
+  left_behind_.round(round);  // the warm-up's rounds count too
+  if (it <= c_.o.warmup ||
+      policy_.planner_options().pulls_answered_at_once == left_behind_.left_behind())
+    return;
+  plan::PlannerOptions planner = policy_.planner_options();
+  planner.pulls_answered_at_once = left_behind_.left_behind();
+  policy_.set_planner_options(planner);
+  search_now_ = true;
+  model_from_ = it + 1;  // a search started before the next iteration judged the old model
+  char line[200];
+  std::snprintf(line, sizeof line,
+                left_behind_.left_behind()
+                    ? "left behind (%d of its last 4 rounds skipped to a newer version): "
+                      "planning for pulls answered at once"
+                    : "back with the others (%d of its last 4 rounds skipped): planning for "
+                      "pulls that wait for the update",
+                left_behind_.skipped());
+  model_why_ = line;
+  c_.progress << "worker " << c_.o.rank << ": iteration " << it << ": " << line << "\n";
 }
 
 Replanner::Change Replanner::before_iteration(std::int64_t it, std::int64_t step, int epoch) {

@@ -22,6 +22,7 @@
 #include "plan/replan/trace_file.h"
 #include "worker/comm.h"
 #include "worker/estimates.h"
+#include "worker/left_behind.h"
 #include "worker/run_log.h"
 #include "worker/worker.h"
 
@@ -59,6 +60,11 @@ class Replanner {
   };
   Change before_iteration(std::int64_t it, std::int64_t step, int epoch);
   int plan_id() const { return current_plan_id_; }  // the plan in use (0: warm-up)
+  // backup:B: iteration `it` runs the PS's iteration `round` (left_behind.h). When the
+  // others leave this worker behind, or stop doing so, later plans are planned for pulls
+  // answered at once or not (from the first iteration after the warm-up), and a search
+  // starts at the next chance, whatever the back-off (dynamic re-planning only).
+  void round_begun(std::int64_t it, std::int64_t round);
 
  private:
   void adopt(std::int64_t it, const plan::ReplanDecision& d, const Replanned& r,
@@ -85,6 +91,10 @@ class Replanner {
   plan::SearchCadence cadence_;                   // when the next task may start
   int oracle_row_ = -1;                           // the link row the oracle last planned for
   int current_plan_id_ = 0;
+  LeftBehind left_behind_;                    // backup:B: is this worker the one left behind?
+  std::int64_t model_from_ = 0;               // a search started before this judged the old model
+  bool search_now_ = false;                   // the model changed: search at the next chance
+  std::string model_why_;                     // and why, for the first search after it
   double said_encode_ = 0, said_decode_ = 0;  // the codec times' ratios last said (0: none)
 };
 

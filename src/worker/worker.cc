@@ -787,6 +787,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
     const WorkerResult::PlanInfo* info = it < o.warmup ? nullptr : &plan_of(it);
     const std::int64_t round = round_of_step(it, first, locals, comm);  // the PS's iteration
     if (round >= shape.total_iterations) break;  // the job's updates are all made
+    replanner.round_begun(it, round);            // backup:B: is this worker left behind?
     plan = info ? info->plan : warmup_plans[round % 2];
     if (info) plan_id = info->id;
     const double predicted_ms = info ? info->predicted_ms : 0;  // the warm-up's: none

@@ -62,6 +62,7 @@ class ReplanPolicy {
   bool adopted() const { return adopted_at_ >= 0; }
   // What later plans are made with (e.g. the compute spread, known after the warm-up).
   void set_planner_options(PlannerOptions planner);
+  const PlannerOptions& planner_options() const { return planner_; }
   // Whether a change may take effect at `iteration` (min_interval after the last one).
   bool due(std::int64_t iteration) const;
   // Plans for the estimates and compares; `threshold` < 0 uses the option. Pure and
