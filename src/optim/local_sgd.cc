@@ -40,10 +40,6 @@ std::optional<LocalSgd> LocalSgd::parse(const std::string& spec) {
 LocalSgd::LocalSgd(int steps, std::int64_t bsp_steps)
     : steps_(std::max(1, steps)), bsp_steps_(std::max<std::int64_t>(0, bsp_steps)) {}
 
-LocalSgd LocalSgd::with_calibration(std::int64_t calibration) const {
-  return LocalSgd(steps_, std::max(bsp_steps_, calibration));
-}
-
 std::int64_t LocalSgd::round_of(std::int64_t step) const {
   if (step < bsp_steps_) return step;
   return bsp_steps_ + (step - bsp_steps_) / steps_;

@@ -1,10 +1,10 @@
 // Local SGD's schedule (`--sync local:H[,warmup=K]`): which training steps of a worker
 // exchange with the PS, and the rounds the PS counts.
 //
-// Each device takes H SGD steps between averagings. The first max(K, the calibration
-// warm-up) steps are BSP (post-local SGD, Lin et al., ICLR'20: a BSP start, then local
-// steps); after them every round is H steps (the job's last may be shorter): the round's
-// first step pulls the PS's model, its last pushes, and the steps between exchange nothing.
+// Each device takes H SGD steps between averagings. The first K steps are BSP (post-local
+// SGD, Lin et al., ICLR'20: a BSP start, then local steps); after them every round is H
+// steps (the job's last may be shorter): the round's first step pulls the PS's model, its
+// last pushes, and the steps between exchange nothing.
 // On the device each step is plain SGD from the pulled weights w0, w = w0 - lr * (sum of the
 // round's gradients), the learning rate the PS's for the round; the push is that sum. The PS
 // applies its optimiser (momentum, weight decay) to the workers' mean of the sums, once a
@@ -27,14 +27,12 @@ class LocalSgd {
   // "local:H" or "local:H,warmup=K" (H in 1..1000, K >= 0): the schedule; another mode's
   // spec: nullopt. InvalidInput naming what is wrong in a "local:" spec.
   static std::optional<LocalSgd> parse(const std::string& spec);
-  // H local steps, after `bsp_steps` steps of BSP (K and the calibration warm-up's larger).
+  // H local steps, after `bsp_steps` steps of BSP (K).
   LocalSgd(int steps, std::int64_t bsp_steps);
   LocalSgd() : LocalSgd(1, 0) {}  // BSP: every step a round
 
   int steps() const { return steps_; }
   std::int64_t warmup() const { return bsp_steps_; }
-  // The same schedule, its BSP start at least `calibration` steps (the worker's warm-up).
-  LocalSgd with_calibration(std::int64_t calibration) const;
 
   // The round a step belongs to; the PS's iterations for a job of `total_steps` steps.
   std::int64_t round_of(std::int64_t step) const;

@@ -22,8 +22,10 @@ TEST(LocalSgd, ParsesItsSpecAndNamesWhatIsWrong) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->steps(), 4);
   EXPECT_EQ(b->warmup(), 50);
-  EXPECT_EQ(b->with_calibration(60).warmup(), 60);
-  EXPECT_EQ(b->with_calibration(3).warmup(), 50);
+  // The calibration warm-up is counted in rounds (worker/local_steps.h): rounds 3.. begin
+  // at step 24 of local:8, at step 3 inside a BSP start of 50.
+  EXPECT_EQ(a->first_step(3), 24);
+  EXPECT_EQ(b->first_step(3), 3);
   for (const char* bad : {"local:", "local:0", "local:x", "local:8,", "local:8,warmup=",
                           "local:8,warmup=-1", "local:8,wu=3", "local:1001", "local:2x"})
     EXPECT_THROW(LocalSgd::parse(bad), InvalidInput) << bad;

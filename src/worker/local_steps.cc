@@ -4,16 +4,15 @@
 
 namespace dynacomm::worker {
 namespace {
-optim::LocalSgd schedule_of(const std::string& sync, int warmup) {
+optim::LocalSgd schedule_of(const std::string& sync) {
   const std::optional<optim::LocalSgd> s = optim::LocalSgd::parse(sync);
-  return s ? s->with_calibration(warmup) : optim::LocalSgd();
+  return s ? *s : optim::LocalSgd();
 }
 }  // namespace
 
-LocalSteps::LocalSteps(const WorkerOptions& o, int warmup, model::Model& model,
-                       std::int64_t total_steps)
+LocalSteps::LocalSteps(const WorkerOptions& o, model::Model& model, std::int64_t total_steps)
     : local_(optim::LocalSgd::parse(o.sync).has_value()),
-      schedule_(schedule_of(o.sync, warmup)),
+      schedule_(schedule_of(o.sync)),
       total_(total_steps),
       sgd_(o.sgd),
       model_(model) {

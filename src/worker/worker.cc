@@ -21,6 +21,7 @@
 #include "model/model_names.h"
 #include "net/connection.h"
 #include "net/endpoint.h"
+#include "optim/local_sgd.h"
 #include "plan/model/gossip.h"
 #include "plan/model/simulate.h"
 #include "report/run_folder.h"
@@ -433,16 +434,16 @@ void finish_job(Comm& comm, model::Model& model, const data::Dataset* test, cons
 // Joins the job (rank 0 sends the initial parameters); a worker joining a running job
 // warms up from where it starts, and says so.
 // Under local SGD the PS counts rounds: the worker begins at the round's first step, and
-// warms up over as many rounds as it would have over iterations.
+// warms up over --warmup rounds (LocalSteps::warmup_end); o.warmup becomes a step.
 Joined join_and_say(net::Connection& conn, WorkerOptions& o, const JobShape& shape,
                     const model::Model& model, std::int64_t steps_per_epoch,
                     const LocalSteps& locals, std::ostream& progress) {
   Joined joined =
       join_job(conn, o, shape, o.rank == 0 ? model.flat_params() : std::vector<float>{});
-  const std::int64_t first = locals.first_step(joined.start_iteration);
+  const std::int64_t round = joined.start_iteration, first = locals.first_step(round);
   joined.start_iteration = first;
+  o.warmup = static_cast<int>(locals.warmup_end(first > 0 ? round : 0, o.warmup));
   if (joined.job_running && first > 0) {
-    o.warmup = static_cast<int>(first + o.warmup * locals.schedule().steps());
     progress << "worker " << o.rank << ": joined the running job at iteration " << first
              << " (epoch " << first / steps_per_epoch + 1 << ")\n";
   }
@@ -594,9 +595,12 @@ void summarise(const WorkerOptions& o, const Estimators& est, const plan::ModelP
     }
   }
   std::vector<double> times, slowest, sequential;
+  const std::optional<optim::LocalSgd> local = optim::LocalSgd::parse(o.sync);
+  const bool steps_are_rounds = !local || local->steps() == 1;  // else none pulls and pushes
   for (const auto& r : result.iterations) {
     // The warm-up alternates sequential (even) and layerwise (odd); 0 is cold.
-    if (r.iteration < o.warmup && r.iteration % 2 == 0 && r.iteration > 0 && r.ms > 0)
+    if (steps_are_rounds && r.iteration < o.warmup && r.iteration % 2 == 0 && r.iteration > 0 &&
+        r.ms > 0)
       sequential.push_back(r.ms);
     if (r.iteration >= o.warmup && r.ms > 0) times.push_back(r.ms - r.eval_ms);
     if (r.iteration >= o.warmup && r.predicted_slowest_ms > 0)
@@ -669,6 +673,14 @@ void keep_plan(const plan::Plan& plan, const plan::ModelProfile& profile, Worker
   result.profile = profile;
 }
 
+// Where in result.plans the plan of iteration `it` >= the warm-up is: the rotation's turn,
+// or the plan in use (`plan_id`).
+std::size_t plan_index(const WorkerOptions& o, int plan_id, std::int64_t it) {
+  if (o.rotation.empty()) return static_cast<std::size_t>(plan_id - 1);
+  return static_cast<std::size_t>((it - o.warmup) / std::max(1, o.rotation_block)) %
+         o.rotation.size();
+}
+
 void say_interrupted(const WorkerOptions& o, const WorkerResult& result, std::ostream& progress) {
   progress << "worker " << o.rank << ": stopped before iteration " << result.interrupted_at
            << " (interrupted)\n";
@@ -712,7 +724,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   plan::ModelProfile profile = unit_profile(o, *model);
   const plan::Slicing slicing = plan::Slicing::make(
       profile, plan::common_atom_params(o.planner.slice_params(planned_schedulers(o))));
-  LocalSteps locals(o, o.warmup, *model, share.total);  // the PS counts its rounds
+  LocalSteps locals(o, *model, share.total);  // the PS counts its rounds
   const JobShape shape = job_shape(o, slicing, locals.rounds());
   with_pull_bytes(o, slicing, profile);
 
@@ -742,7 +754,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   Calibration calibration(o, static_cast<std::size_t>(n_units));
   StretchTracker tracker(o.warmup, o.estimator.window);
   RotationLog rotation;
-  RunLog log(o, share.total, o.warmup, shape.trace_count, progress);
+  RunLog log(o, share.total, o.warmup, locals.steps_for(o.warmup, shape.trace_count), progress);
   Measurements measure{o, started, estimators, calibration, tracker, rotation, log, given_link};
   Replanner replanner({o, comm, slicing, estimators, profile, given_link, link_rows, link_row,
                        started, result, log, progress});
@@ -750,9 +762,7 @@ WorkerResult run_worker(const WorkerOptions& options, std::ostream& progress) {
   const std::unique_ptr<data::Dataset> test = test_set(o);
   // The plan of iteration i >= warm-up: the rotation's turn, or the plan in use.
   auto plan_of = [&](std::int64_t i) -> const WorkerResult::PlanInfo& {
-    if (o.rotation.empty()) return result.plans[static_cast<std::size_t>(replanner.plan_id() - 1)];
-    return result.plans[static_cast<std::size_t>((i - o.warmup) / std::max(1, o.rotation_block)) %
-                        o.rotation.size()];
+    return result.plans[plan_index(o, replanner.plan_id(), i)];
   };
   std::vector<std::int64_t> order;
   model->train(true);
