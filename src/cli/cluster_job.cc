@@ -406,7 +406,7 @@ RunSummary run_chosen_job(const JobFlags& j, const std::vector<JobFlags>& per_wo
       }
       // Backup workers and ASP let the workers drift apart: the job ends with rank 0's
       // last iteration and final fetch, and a straggler does not run on alone.
-      if ((ps::is_asp(j.sync) || j.sync.rfind("backup:", 0) == 0) && !c.interrupted()) {
+      if ((ps::is_asp(j.sync) || ps::is_backup(j.sync)) && !c.interrupted()) {
         const nlohmann::json s0 = cluster::read_statuses(run_dir, 1).front();
         if (s0.is_object() && s0.value("phase", "") == "done")
           c.stop_gracefully("rank 0 has finished; under --sync " + j.sync +

@@ -142,6 +142,8 @@ double asp_momentum(double job_momentum, int workers);
 // Is `spec` (as --sync spells it) ASP, with or without its options? Inline: workers and
 // tools ask it without linking the PS.
 inline bool is_asp(const std::string& spec) { return spec == "asp" || spec.rfind("asp:", 0) == 0; }
+// Backup workers, backup:B or backup:auto?
+inline bool is_backup(const std::string& spec) { return spec.rfind("backup:", 0) == 0; }
 
 // "bsp", "ssp:S", "backup:B", "backup:auto", "asp[:dc=L]" or "local:H[,warmup=K]"; InvalidInput
 // naming what is wrong and the choices.

@@ -28,14 +28,6 @@ class LocalSteps {
   std::int64_t rounds() const { return schedule_.rounds(total_); }  // the PS's iterations
   std::int64_t round_of(std::int64_t step) const { return schedule_.round_of(step); }
   std::int64_t first_step(std::int64_t round) const { return schedule_.first_step(round); }
-  // The step a calibration warm-up of `rounds` rounds, begun at round `from`, ends before.
-  // The warm-up is counted in rounds: under local SGD its steps between exchanges measure
-  // the compute and its exchanges the links, where a BSP start of as many steps would
-  // exchange at every one (local:8 moved 7.78x fewer bytes per sample than BSP with one,
-  // of its bound of 8).
-  std::int64_t warmup_end(std::int64_t from, int rounds) const {
-    return schedule_.first_step(from + rounds);
-  }
   // The steps of the `rounds` rounds from `step`'s (the traced rounds, as steps).
   std::int64_t steps_for(std::int64_t step, std::int64_t rounds) const {
     return schedule_.first_step(round_of(step) + rounds) - step;

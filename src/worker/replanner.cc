@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "plan/model/simulate.h"
+#include "ps/sync_policy.h"
 #include "worker/job_plans.h"
 
 namespace dynacomm::worker {
@@ -230,7 +231,7 @@ void Replanner::dynamic(std::int64_t it, Change& change) {
 }
 
 void Replanner::round_begun(std::int64_t it, std::int64_t round) {
-  if (c_.o.sync.rfind("backup:", 0) != 0 || mode_ != plan::ReplanMode::kDynamic) return;
+  if (!ps::is_backup(c_.o.sync) || mode_ != plan::ReplanMode::kDynamic) return;
   left_behind_.round(round);  // the warm-up's rounds count too
   if (it <= c_.o.warmup ||
       policy_.planner_options().pulls_answered_at_once == left_behind_.left_behind())
